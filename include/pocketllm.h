@@ -1,0 +1,302 @@
+/*
+ * pocketllm.h -- the whole public C interface of the PocketLLM engine.
+ *
+ * Everything libpocketllm.so exports is declared here; nothing else is
+ * visible from outside the library.  Handles are opaque.  Every function that
+ * can fail returns a pocketllm_status; on failure a one-line message saying
+ * what went wrong (and where, for file errors: the byte offset) is available
+ * from pocketllm_last_error() on the same thread until the next failing call.
+ *
+ * Versioning: POCKETLLM_ABI_MAJOR changes when a change breaks existing
+ * callers (a removed function, a changed struct layout); POCKETLLM_ABI_MINOR
+ * changes when functions are added.  A program compiled against major M runs
+ * with a library whose pocketllm_abi_version() has the same major and a minor
+ * at least as large as the one it was compiled with.
+ */
+#ifndef POCKETLLM_H
+#define POCKETLLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(POCKETLLM_BUILDING_LIBRARY)
+#define POCKETLLM_API __attribute__((visibility("default")))
+#else
+#define POCKETLLM_API
+#endif
+
+#define POCKETLLM_ABI_MAJOR 1
+#define POCKETLLM_ABI_MINOR 0
+
+/* ------------------------------------------------------------------ */
+/* Versions, status codes, errors                                      */
+/* ------------------------------------------------------------------ */
+
+typedef enum pocketllm_status {
+    POCKETLLM_OK = 0,
+    POCKETLLM_ERR_INVALID_ARGUMENT = 1, /* a caller passed something unusable      */
+    POCKETLLM_ERR_IO = 2,               /* open/read/write/mmap failed             */
+    POCKETLLM_ERR_FORMAT = 3,           /* a file is malformed                     */
+    POCKETLLM_ERR_UNSUPPORTED = 4,      /* well-formed but not something we run    */
+    POCKETLLM_ERR_NO_MEMORY = 5,        /* an allocation failed                    */
+    POCKETLLM_ERR_NOT_FOUND = 6,        /* a key, tensor or device does not exist  */
+    POCKETLLM_ERR_CONTEXT_FULL = 7,     /* a sequence does not fit the context     */
+    POCKETLLM_ERR_INTERNAL = 8          /* a bug in PocketLLM                      */
+} pocketllm_status;
+
+/* (POCKETLLM_ABI_MAJOR << 16) | POCKETLLM_ABI_MINOR of the loaded library. */
+POCKETLLM_API uint32_t pocketllm_abi_version(void);
+/* Human-readable release string, e.g. "0.1.0". */
+POCKETLLM_API const char *pocketllm_version_string(void);
+/* Fixed name of a status code, e.g. "format error". */
+POCKETLLM_API const char *pocketllm_status_string(pocketllm_status status);
+/* One-line message of the last failure on this thread ("" if none). */
+POCKETLLM_API const char *pocketllm_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Tensor element types (ggml type ids, as stored in GGUF files)       */
+/* ------------------------------------------------------------------ */
+
+/* Number of type ids the table knows (ids 0 .. count-1). */
+POCKETLLM_API uint32_t pocketllm_type_count(void);
+/* Name as llama.cpp spells it ("f32", "q4_K", ...), NULL for an unknown id.
+ * Ids that llama.cpp removed from GGUF still have a name. */
+POCKETLLM_API const char *pocketllm_type_name(uint32_t type);
+/* Elements per block and bytes per block; 0 for removed or unknown ids. */
+POCKETLLM_API uint32_t pocketllm_type_block_size(uint32_t type);
+POCKETLLM_API uint32_t pocketllm_type_block_bytes(uint32_t type);
+/* Type id for a name (case-insensitive), or -1. */
+POCKETLLM_API int32_t pocketllm_type_from_name(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* GGUF files: reading                                                 */
+/* ------------------------------------------------------------------ */
+
+typedef enum pocketllm_gguf_type {
+    POCKETLLM_GGUF_UINT8 = 0,
+    POCKETLLM_GGUF_INT8 = 1,
+    POCKETLLM_GGUF_UINT16 = 2,
+    POCKETLLM_GGUF_INT16 = 3,
+    POCKETLLM_GGUF_UINT32 = 4,
+    POCKETLLM_GGUF_INT32 = 5,
+    POCKETLLM_GGUF_FLOAT32 = 6,
+    POCKETLLM_GGUF_BOOL = 7,
+    POCKETLLM_GGUF_STRING = 8,
+    POCKETLLM_GGUF_ARRAY = 9,
+    POCKETLLM_GGUF_UINT64 = 10,
+    POCKETLLM_GGUF_INT64 = 11,
+    POCKETLLM_GGUF_FLOAT64 = 12
+} pocketllm_gguf_type;
+
+/* Name of a metadata value type ("uint32", "string", "array", ...). */
+POCKETLLM_API const char *pocketllm_gguf_type_name(pocketllm_gguf_type type);
+
+/* A parsed, validated GGUF file, memory-mapped read-only. */
+typedef struct pocketllm_gguf pocketllm_gguf;
+/* A metadata value inside an open file; valid while the file is open. */
+typedef struct pocketllm_gguf_value pocketllm_gguf_value;
+
+/* Open and validate a GGUF file (v2 or v3).  Every count, length, offset and
+ * size is checked against the file; a bad file gives POCKETLLM_ERR_FORMAT
+ * and a message naming the problem and its byte offset. */
+POCKETLLM_API pocketllm_status pocketllm_gguf_open(const char *path, pocketllm_gguf **out);
+POCKETLLM_API void pocketllm_gguf_close(pocketllm_gguf *gguf);
+
+POCKETLLM_API uint32_t pocketllm_gguf_version(const pocketllm_gguf *gguf);
+POCKETLLM_API uint64_t pocketllm_gguf_file_size(const pocketllm_gguf *gguf);
+POCKETLLM_API uint32_t pocketllm_gguf_alignment(const pocketllm_gguf *gguf);
+/* Byte offset of the tensor data section in the file. */
+POCKETLLM_API uint64_t pocketllm_gguf_data_offset(const pocketllm_gguf *gguf);
+
+POCKETLLM_API uint64_t pocketllm_gguf_kv_count(const pocketllm_gguf *gguf);
+/* Key of entry i (NUL-terminated), NULL if i is out of range. */
+POCKETLLM_API const char *pocketllm_gguf_kv_key(const pocketllm_gguf *gguf, uint64_t i);
+POCKETLLM_API const pocketllm_gguf_value *pocketllm_gguf_kv_value(const pocketllm_gguf *gguf, uint64_t i);
+/* The value of a key, or NULL when the key is absent. */
+POCKETLLM_API const pocketllm_gguf_value *pocketllm_gguf_find(const pocketllm_gguf *gguf, const char *key);
+
+POCKETLLM_API pocketllm_gguf_type pocketllm_gguf_value_type(const pocketllm_gguf_value *v);
+/* Scalar reads.  Integer reads accept any integer or bool value whose number
+ * fits the destination; float reads accept any numeric value.  A value of
+ * another type, or one out of range, gives POCKETLLM_ERR_INVALID_ARGUMENT. */
+POCKETLLM_API pocketllm_status pocketllm_gguf_value_u64(const pocketllm_gguf_value *v, uint64_t *out);
+POCKETLLM_API pocketllm_status pocketllm_gguf_value_i64(const pocketllm_gguf_value *v, int64_t *out);
+POCKETLLM_API pocketllm_status pocketllm_gguf_value_f64(const pocketllm_gguf_value *v, double *out);
+/* String value: NUL-terminated copy (the string may itself contain NUL
+ * bytes; *len, when not NULL, receives the true length).  NULL if v is not a
+ * string. */
+POCKETLLM_API const char *pocketllm_gguf_value_str(const pocketllm_gguf_value *v, uint64_t *len);
+/* Arrays: element type and count (0 and POCKETLLM_GGUF_UINT8 for non-arrays). */
+POCKETLLM_API pocketllm_gguf_type pocketllm_gguf_array_type(const pocketllm_gguf_value *v);
+POCKETLLM_API uint64_t pocketllm_gguf_array_len(const pocketllm_gguf_value *v);
+/* Element i of an array of any element type, as a value (NULL when out of
+ * range or v is not an array).  For arrays of strings or of arrays the
+ * element lives as long as the file; for arrays of numbers it is a view that
+ * stays valid until the next pocketllm_gguf_array_get() on the same thread. */
+POCKETLLM_API const pocketllm_gguf_value *pocketllm_gguf_array_get(const pocketllm_gguf_value *v, uint64_t i);
+
+typedef struct pocketllm_tensor_info {
+    const char *name;     /* NUL-terminated, at most 63 bytes */
+    uint32_t type;        /* ggml type id */
+    uint32_t n_dims;      /* 1..4 (0 is read as a scalar: ne all 1) */
+    int64_t ne[4];        /* elements per dimension, ne[0] innermost; unused = 1 */
+    uint64_t offset;      /* byte offset of the data inside the file */
+    uint64_t n_bytes;     /* size of the data */
+    const void *data;     /* the data, inside the read-only mapping */
+} pocketllm_tensor_info;
+
+POCKETLLM_API uint64_t pocketllm_gguf_tensor_count(const pocketllm_gguf *gguf);
+POCKETLLM_API pocketllm_status pocketllm_gguf_tensor(const pocketllm_gguf *gguf, uint64_t i,
+                                                     pocketllm_tensor_info *out);
+/* Index of a tensor by name, or -1. */
+POCKETLLM_API int64_t pocketllm_gguf_find_tensor(const pocketllm_gguf *gguf, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* GGUF files: writing                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Collects metadata and tensors, then writes a GGUF v3 file.  Output is
+ * deterministic: the same calls give the same bytes.  The file is written
+ * to "<path>.partial" and renamed into place only when complete. */
+typedef struct pocketllm_gguf_writer pocketllm_gguf_writer;
+
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_new(pocketllm_gguf_writer **out);
+POCKETLLM_API void pocketllm_gguf_writer_free(pocketllm_gguf_writer *w);
+
+/* Metadata.  Setting a key that is already set replaces its value in place
+ * (its position in the file stays the same). */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_u32(pocketllm_gguf_writer *w, const char *key, uint32_t v);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_i32(pocketllm_gguf_writer *w, const char *key, int32_t v);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_u64(pocketllm_gguf_writer *w, const char *key, uint64_t v);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_f32(pocketllm_gguf_writer *w, const char *key, float v);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_bool(pocketllm_gguf_writer *w, const char *key, int v);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_str(pocketllm_gguf_writer *w, const char *key, const char *v);
+/* Any scalar type from its raw little-endian bytes (for u8/i8/u16/...). */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_scalar(pocketllm_gguf_writer *w, const char *key,
+                                                                pocketllm_gguf_type type, const void *v);
+/* Array of fixed-size elements (any type but STRING/ARRAY), copied. */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_array(pocketllm_gguf_writer *w, const char *key,
+                                                               pocketllm_gguf_type elem_type,
+                                                               const void *data, uint64_t n);
+/* Array of NUL-terminated strings, copied. */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_str_array(pocketllm_gguf_writer *w, const char *key,
+                                                                   const char *const *strs, uint64_t n);
+/* Copy a value of any type (arrays of arrays included) from an open file. */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_set_value(pocketllm_gguf_writer *w, const char *key,
+                                                               const pocketllm_gguf_value *v);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_remove(pocketllm_gguf_writer *w, const char *key);
+
+/* Tensors, in file order.  `data` (n bytes as the type and shape require)
+ * must stay valid until the file is written; pass NULL to stream the data
+ * with pocketllm_gguf_writer_write_data() instead. */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_add_tensor(pocketllm_gguf_writer *w, const char *name,
+                                                                uint32_t type, uint32_t n_dims,
+                                                                const int64_t *ne, const void *data);
+
+/* One-shot: write everything (all tensors must have data). */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_write(pocketllm_gguf_writer *w, const char *path);
+/* Streaming: begin writes the header; then the data of every tensor in
+ * order, in pieces of any size (tensors given with data are written by the
+ * writer itself when their turn comes); finish pads, checks that every byte
+ * arrived, and renames the file into place.  On any failure the partial
+ * file is removed. */
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_begin(pocketllm_gguf_writer *w, const char *path);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_write_data(pocketllm_gguf_writer *w, const void *data,
+                                                                size_t n);
+POCKETLLM_API pocketllm_status pocketllm_gguf_writer_finish(pocketllm_gguf_writer *w);
+
+/* ------------------------------------------------------------------ */
+/* The host: CPU, memory, accelerators                                 */
+/* ------------------------------------------------------------------ */
+
+enum {
+    POCKETLLM_CPU_SSE42 = 1u << 0,
+    POCKETLLM_CPU_AVX = 1u << 1,
+    POCKETLLM_CPU_AVX2 = 1u << 2,
+    POCKETLLM_CPU_FMA = 1u << 3,
+    POCKETLLM_CPU_F16C = 1u << 4,
+    POCKETLLM_CPU_AVX512F = 1u << 5,
+    POCKETLLM_CPU_AVX512BW = 1u << 6,
+    POCKETLLM_CPU_AVX512VL = 1u << 7,
+    POCKETLLM_CPU_AVX512VNNI = 1u << 8,
+    POCKETLLM_CPU_AVX512BF16 = 1u << 9,
+    POCKETLLM_CPU_AVXVNNI = 1u << 10,
+    POCKETLLM_CPU_NEON = 1u << 11,
+    POCKETLLM_CPU_ARM_DOTPROD = 1u << 12,
+    POCKETLLM_CPU_ARM_FP16 = 1u << 13
+};
+
+typedef struct pocketllm_cpu_info {
+    char model[128];          /* brand string, or "unknown" */
+    char arch[16];            /* "x86_64", "aarch64", ... */
+    uint32_t physical_cores;  /* cores, not hardware threads */
+    uint32_t logical_cpus;    /* hardware threads this process may use */
+    uint64_t memory_bytes;    /* physical memory (or the cgroup limit, if lower) */
+    uint64_t memory_available_bytes;
+    uint32_t features;        /* POCKETLLM_CPU_* bits usable here (OS support checked) */
+} pocketllm_cpu_info;
+
+POCKETLLM_API pocketllm_status pocketllm_cpu_info_get(pocketllm_cpu_info *out);
+/* Name of one POCKETLLM_CPU_* bit ("avx2"), NULL for a bit with no name. */
+POCKETLLM_API const char *pocketllm_cpu_feature_name(uint32_t bit);
+
+typedef struct pocketllm_cuda_device {
+    char name[128];
+    uint64_t memory_bytes;
+    int compute_major, compute_minor;
+} pocketllm_cuda_device;
+
+typedef struct pocketllm_cuda_info {
+    int driver_loaded;        /* libcuda could be loaded and initialised */
+    int driver_version;       /* e.g. 13000 for CUDA 13.0, 0 if unknown */
+    int device_count;
+    pocketllm_cuda_device devices[8];
+    char reason[256];         /* why there is no usable device, "" if there is one */
+} pocketllm_cuda_info;
+
+/* Probe the NVIDIA driver at run time (dlopen), needing nothing installed. */
+POCKETLLM_API pocketllm_status pocketllm_cuda_probe(pocketllm_cuda_info *out);
+
+/* ------------------------------------------------------------------ */
+/* Backends, ops and architectures: what this build can run            */
+/* ------------------------------------------------------------------ */
+
+typedef enum pocketllm_backend_state {
+    POCKETLLM_BACKEND_IMPLEMENTED = 0, /* built in and usable on a matching device */
+    POCKETLLM_BACKEND_DECLARED = 1     /* named and planned, not built in this binary */
+} pocketllm_backend_state;
+
+typedef struct pocketllm_backend_info {
+    const char *name;        /* "cpu", "cuda", ... */
+    const char *device_class;/* what it runs on */
+    pocketllm_backend_state state;
+    const char *note;        /* for a declared backend: the runtime it waits for */
+} pocketllm_backend_info;
+
+POCKETLLM_API uint32_t pocketllm_backend_count(void);
+POCKETLLM_API pocketllm_status pocketllm_backend_get(uint32_t i, pocketllm_backend_info *out);
+
+/* The op vocabulary of the kernel ABI. */
+POCKETLLM_API uint32_t pocketllm_op_count(void);
+POCKETLLM_API const char *pocketllm_op_name(uint32_t op);
+POCKETLLM_API const char *pocketllm_op_summary(uint32_t op);
+/* Whether `backend` (by name) has a kernel for `op` with weights of
+ * `type` (ggml id; ops without weights ignore it and use type 0). */
+POCKETLLM_API int pocketllm_op_supported(const char *backend, uint32_t op, uint32_t type);
+/* Whether the op takes a weight tensor whose type selects the kernel. */
+POCKETLLM_API int pocketllm_op_has_weight(uint32_t op);
+
+/* Model architectures the engine can run (GGUF general.architecture). */
+POCKETLLM_API uint32_t pocketllm_arch_count(void);
+POCKETLLM_API const char *pocketllm_arch_name(uint32_t i);
+POCKETLLM_API const char *pocketllm_arch_summary(uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POCKETLLM_H */

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# install-deps.sh -- install the Debian packages PocketLLM needs to build and
+# test, only those that are missing (so a ready machine is not touched).
+# Run as root on Debian 12.  Each package and why: see README "Dependencies".
+set -euo pipefail
+
+PACKAGES=(
+  gcc make cmake pkg-config      # the build
+  clang libclang-rt-14-dev       # libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer
+  libcjson-dev                   # JSON output of the CLI (and the server's requests)
+  binutils                       # nm: the export check
+  python3                        # test scripts (JSON checks)
+  git nodejs npm                 # fetching the llama.cpp oracle (npm package, git bundle)
+  ca-certificates
+)
+
+# a package counts as present when dpkg has it or, for the tools below, when
+# the command is already on the PATH (a machine may carry its own Node.js)
+declare -A COMMAND_FOR=([nodejs]=node [npm]=npm [git]=git [cmake]=cmake [clang]=clang)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if [ -n "${COMMAND_FOR[$p]:-}" ] && command -v "${COMMAND_FOR[$p]}" >/dev/null 2>&1; then continue; fi
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: missing packages (${missing[*]}) and not root; run as root" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# test.sh -- the whole suite from a fresh machine: install what is missing,
+# build the release tree and run every test; build again with
+# AddressSanitizer + UndefinedBehaviorSanitizer and run the tests there too;
+# then run each fuzz target for a bounded time.  Exit status 0 only if all
+# of it passed.  FUZZ_SECONDS (default 60) bounds each fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+JOBS=$(nproc)
+
+step() { echo "==> $*" >&2; }
+
+step "dependencies"
+bash scripts/install-deps.sh
+
+step "release build"
+bash scripts/build.sh
+step "release tests"
+(cd build && ctest --output-on-failure -j "$JOBS")
+
+step "sanitizer build (ASan + UBSan, clang)"
+CC=clang cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPOCKETLLM_SANITIZE=ON -DPOCKETLLM_FUZZ=ON >/dev/null
+cmake --build build-asan -j "$JOBS"
+step "sanitizer tests"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS")
+
+step "fuzzing (${FUZZ_SECONDS}s per target)"
+for fuzzer in build-asan/fuzz_*; do
+  name=$(basename "$fuzzer")
+  corpus=$(mktemp -d /tmp/pl_corpus.XXXXXX)
+  seeds="$ROOT/tests/fuzz/seeds/$name"
+  [ -x "$seeds.sh" ] && bash "$seeds.sh" "$corpus" "$ROOT"
+  step "  $name"
+  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -print_final_stats=0 "$corpus" \
+    >"$corpus.log" 2>&1 || { tail -50 "$corpus.log" >&2; echo "FAIL: $name found a problem" >&2; exit 1; }
+  grep -E "^Done [0-9]+ runs" "$corpus.log" >&2 || true
+  rm -rf "$corpus" "$corpus.log"
+done
+step "all tests passed"

@@ -1,0 +1,61 @@
+/*
+ * cli.h -- what every command of the pocketllm CLI shares: the command
+ * table, exit codes, argument parsing helpers and output formatting.
+ * Exit codes: 0 success, 1 runtime error, 2 usage error.
+ */
+#ifndef PL_CLI_H
+#define PL_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pocketllm.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    const char *usage; /* full --help text */
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} cli_command;
+
+/* Every command, in help order (defined in main.c). */
+extern const cli_command cli_commands[];
+const cli_command *cli_find(const char *name);
+
+/* Print the command's usage to stdout (for --help). */
+int cli_help(const char *cmd);
+/* "pocketllm CMD: <message>" plus a pointer to --help on stderr; returns 2. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "pocketllm CMD: error: <message>" on stderr; returns 1. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report a failed library call with its last-error message; returns 1. */
+int cli_lib_error(const char *cmd, pocketllm_status st);
+
+/* True when argv holds -h or --help. */
+bool cli_wants_help(int argc, char **argv);
+
+/* Value of an option at argv[*i] ("--opt VALUE" or "--opt=VALUE"); on a
+ * match advances *i past the value and returns true.  A missing value is
+ * reported through *err (set to a message) and still returns true. */
+bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value, const char **err);
+
+/* Strict number parsing with range checks; false on any junk. */
+bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+bool cli_parse_f64(const char *s, double lo, double hi, double *out);
+/* Sizes such as 512M, 4GiB, 8G, 1000000 (bytes). */
+bool cli_parse_size(const char *s, uint64_t *out);
+
+/* "1.5 GiB" style. */
+const char *cli_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* Copy of s (n bytes) where every invalid UTF-8 sequence is replaced by
+ * U+FFFD, so it can go into JSON; caller frees. */
+char *cli_utf8_clean(const char *s, size_t n);
+
+/* Write s (n bytes) to f with control characters escaped (\n, \xNN). */
+void cli_print_escaped(void *file, const char *s, size_t n, size_t max);
+
+#endif

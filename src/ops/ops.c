@@ -1,0 +1,43 @@
+/*
+ * ops.c -- names and descriptions of the op vocabulary, and the public
+ * queries over which backend implements which op for which weight type.
+ */
+#include "ops/ops.h"
+
+#include <string.h>
+
+#include "backend/backend.h"
+#include "pocketllm.h"
+
+static const pl_op_desc pl_ops[PL_OP_COUNT] = {
+    [PL_OP_GET_ROWS] = {"get_rows", "embedding lookup: rows of a weight matrix selected by token id", true},
+    [PL_OP_RMS_NORM] = {"rms_norm", "x / sqrt(mean(x^2) + eps) * weight", false},
+    [PL_OP_MUL_MAT] = {"mul_mat", "y = W x with W kept packed in its stored type", true},
+    [PL_OP_ADD] = {"add", "elementwise sum (residuals, biases)", false},
+    [PL_OP_MUL] = {"mul", "elementwise product", false},
+    [PL_OP_SCALE] = {"scale", "multiply by a scalar", false},
+    [PL_OP_ROPE_NORMAL] = {"rope_normal", "rotary position embedding on adjacent pairs (llama)", false},
+    [PL_OP_ROPE_NEOX] = {"rope_neox", "rotary position embedding on split halves (qwen)", false},
+    [PL_OP_SILU_MUL] = {"silu_mul", "silu(gate) * up (SwiGLU feed-forward)", false},
+    [PL_OP_SOFTMAX] = {"softmax", "numerically stable softmax over a row", false},
+    [PL_OP_ATTENTION] = {"attention", "causal grouped-query attention over the KV cache", false},
+    [PL_OP_KV_STORE] = {"kv_store", "write key/value rows into the cache in its type", false},
+    [PL_OP_ARGMAX] = {"argmax", "index of the largest value of a row", false},
+};
+
+const pl_op_desc *pl_op_get(uint32_t op) { return op < PL_OP_COUNT ? &pl_ops[op] : NULL; }
+
+uint32_t pocketllm_op_count(void) { return PL_OP_COUNT; }
+
+const char *pocketllm_op_name(uint32_t op) { return op < PL_OP_COUNT ? pl_ops[op].name : NULL; }
+
+const char *pocketllm_op_summary(uint32_t op) { return op < PL_OP_COUNT ? pl_ops[op].summary : NULL; }
+
+int pocketllm_op_has_weight(uint32_t op) { return op < PL_OP_COUNT && pl_ops[op].has_weight; }
+
+int pocketllm_op_supported(const char *backend, uint32_t op, uint32_t type) {
+    const pl_backend *b = pl_backend_find(backend);
+    if (!b || !b->supports || op >= PL_OP_COUNT) return 0;
+    if (!pl_ops[op].has_weight) type = 0;
+    return b->supports((pl_op)op, type);
+}

@@ -1,0 +1,70 @@
+/*
+ * types.h -- the table of tensor element types, indexed by ggml type id:
+ * name, elements per block, bytes per block.  A type is known to the file
+ * reader when it has a row here; what can be computed on it is decided by
+ * the kernels, not by this table.
+ */
+#ifndef PL_TYPES_H
+#define PL_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ggml type ids as of llama.cpp v0.4.0 (ggml.h, enum ggml_type). */
+enum pl_type {
+    PL_TYPE_F32 = 0,
+    PL_TYPE_F16 = 1,
+    PL_TYPE_Q4_0 = 2,
+    PL_TYPE_Q4_1 = 3,
+    PL_TYPE_Q5_0 = 6,
+    PL_TYPE_Q5_1 = 7,
+    PL_TYPE_Q8_0 = 8,
+    PL_TYPE_Q8_1 = 9,
+    PL_TYPE_Q2_K = 10,
+    PL_TYPE_Q3_K = 11,
+    PL_TYPE_Q4_K = 12,
+    PL_TYPE_Q5_K = 13,
+    PL_TYPE_Q6_K = 14,
+    PL_TYPE_Q8_K = 15,
+    PL_TYPE_IQ2_XXS = 16,
+    PL_TYPE_IQ2_XS = 17,
+    PL_TYPE_IQ3_XXS = 18,
+    PL_TYPE_IQ1_S = 19,
+    PL_TYPE_IQ4_NL = 20,
+    PL_TYPE_IQ3_S = 21,
+    PL_TYPE_IQ2_S = 22,
+    PL_TYPE_IQ4_XS = 23,
+    PL_TYPE_I8 = 24,
+    PL_TYPE_I16 = 25,
+    PL_TYPE_I32 = 26,
+    PL_TYPE_I64 = 27,
+    PL_TYPE_F64 = 28,
+    PL_TYPE_IQ1_M = 29,
+    PL_TYPE_BF16 = 30,
+    PL_TYPE_TQ1_0 = 34,
+    PL_TYPE_TQ2_0 = 35,
+    PL_TYPE_MXFP4 = 39,
+    PL_TYPE_NVFP4 = 40,
+    PL_TYPE_Q1_0 = 41,
+    PL_TYPE_Q2_0 = 42,
+    PL_TYPE_COUNT = 43
+};
+
+typedef struct pl_type_traits {
+    const char *name;   /* llama.cpp's spelling */
+    uint32_t block;     /* elements per block; 0 = id no longer valid in GGUF */
+    uint32_t bytes;     /* bytes per block */
+    bool quantized;
+} pl_type_traits;
+
+/* Row for `type`, or NULL when the id is outside the table. */
+const pl_type_traits *pl_type_get(uint32_t type);
+
+/* True when tensors of this type can appear in a GGUF file. */
+bool pl_type_valid(uint32_t type);
+
+/* Bytes for n elements of `type` (n a multiple of the block size); false
+ * when the type is invalid, n is not whole blocks, or the size overflows. */
+bool pl_type_row_bytes(uint32_t type, uint64_t n, uint64_t *bytes);
+
+#endif
