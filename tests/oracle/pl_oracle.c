@@ -1,0 +1,586 @@
+/*
+ * pl_oracle.c -- llama.cpp as the reference, inside the test suite.
+ *
+ * Compiled by the test command against the prebuilt llama.cpp v0.4.0 that
+ * the npm package node-llama-cpp@3.21.1 ships (scripts/install-oracle.sh),
+ * never shipped with PocketLLM.  Each subcommand answers one question the
+ * way llama.cpp answers it; the tests compare PocketLLM's answer with it.
+ *
+ * Every model comparison pins llama.cpp's attention path and KV cache type
+ * (defaults: flash attention off, f16 K and V -- llama.cpp's own default KV
+ * type) and prints the pinned settings on stderr so a log says which.
+ *
+ *   pl_oracle types
+ *   pl_oracle tokenize MODEL [--no-special] [--parse-special] (--text T | --file F)
+ *   pl_oracle tokenize-batch MODEL IN OUT [--no-special] [--parse-special]
+ *   pl_oracle pieces MODEL OUT
+ *   pl_oracle detokenize-batch MODEL IN OUT [--remove-special] [--no-unparse-special]
+ *   pl_oracle greedy MODEL (--prompt T | --ids "1 2 3") [-n N] [common options]
+ *   pl_oracle logits MODEL --ids "1 2 3" --out F [common options]
+ *   pl_oracle quantize IN OUT RECIPE [--pure] [--leave-output] [--imatrix F] [-t N]
+ *   pl_oracle to-float TYPE IN OUT
+ *   pl_oracle quantize-chunk TYPE IN OUT ROW_LENGTH [--imatrix-row F]
+ *   pl_oracle half-check
+ * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
+ *
+ * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
+ * OUT gets one line of ids per record.  pieces writes, per token id, a
+ * record of llama_token_to_piece(special=true).  detokenize-batch reads
+ * records (u32 count, i32 ids) and writes records (u32 length, bytes).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "ggml-backend.h"
+#include "ggml.h"
+#include "gguf/gguf.h"
+#include "llama.h"
+
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "pl_oracle: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void quiet_log(enum ggml_log_level level, const char *text, void *user) {
+    (void)user;
+    if (level == GGML_LOG_LEVEL_ERROR || getenv("PL_ORACLE_VERBOSE")) fputs(text, stderr);
+}
+
+static void init_backends(void) {
+    llama_log_set(quiet_log, NULL);
+    llama_backend_init();
+    const char *dir = getenv("PL_ORACLE_LIBDIR");
+#ifdef PL_ORACLE_LIBDIR_DEFAULT
+    if (!dir) dir = PL_ORACLE_LIBDIR_DEFAULT;
+#endif
+    if (!dir) die("PL_ORACLE_LIBDIR is not set");
+    ggml_backend_load_all_from_path(dir);
+}
+
+static void *read_all(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot open %s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = malloc(sz > 0 ? (size_t)sz + 1 : 1);
+    if (!p || (sz > 0 && fread(p, 1, (size_t)sz, f) != (size_t)sz)) die("cannot read %s", path);
+    fclose(f);
+    ((char *)p)[sz > 0 ? sz : 0] = '\0';
+    *n = (size_t)(sz > 0 ? sz : 0);
+    return p;
+}
+
+static FILE *open_out(const char *path) {
+    FILE *f = fopen(path, "wb");
+    if (!f) die("cannot create %s: %s", path, strerror(errno));
+    return f;
+}
+
+typedef struct opts {
+    bool flash;
+    enum ggml_type kv;
+    int threads, ctx, batch, n_predict;
+    bool add_special, parse_special;
+    const char *prompt, *ids, *out, *text, *file;
+} opts;
+
+static void parse_opts(int argc, char **argv, int first, opts *o) {
+    o->flash = false;
+    o->kv = GGML_TYPE_F16;
+    o->threads = 2;
+    o->ctx = 0;
+    o->batch = 512;
+    o->n_predict = 16;
+    o->add_special = true;
+    o->parse_special = true;
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--no-special")) o->add_special = false;
+        else if (!strcmp(a, "--parse-special")) o->parse_special = true;
+        else if (!strcmp(a, "--no-parse-special")) o->parse_special = false;
+        else if (!v) die("option %s needs a value", a);
+        else if (!strcmp(a, "--fa")) o->flash = !strcmp(v, "on"), i++;
+        else if (!strcmp(a, "--kv")) {
+            if (!strcmp(v, "f16")) o->kv = GGML_TYPE_F16;
+            else if (!strcmp(v, "f32")) o->kv = GGML_TYPE_F32;
+            else die("--kv f16|f32");
+            i++;
+        } else if (!strcmp(a, "-t")) o->threads = atoi(v), i++;
+        else if (!strcmp(a, "--ctx")) o->ctx = atoi(v), i++;
+        else if (!strcmp(a, "--batch")) o->batch = atoi(v), i++;
+        else if (!strcmp(a, "-n")) o->n_predict = atoi(v), i++;
+        else if (!strcmp(a, "--prompt")) o->prompt = v, i++;
+        else if (!strcmp(a, "--ids")) o->ids = v, i++;
+        else if (!strcmp(a, "--out")) o->out = v, i++;
+        else if (!strcmp(a, "--text")) o->text = v, i++;
+        else if (!strcmp(a, "--file")) o->file = v, i++;
+        else die("unknown option %s", a);
+    }
+}
+
+static struct llama_model *load_model(const char *path, bool vocab_only) {
+    struct llama_model_params mp = llama_model_default_params();
+    mp.vocab_only = vocab_only;
+    mp.n_gpu_layers = 0;
+    struct llama_model *m = llama_model_load_from_file(path, mp);
+    if (!m) die("llama.cpp cannot load %s", path);
+    return m;
+}
+
+static struct llama_context *make_context(struct llama_model *m, const opts *o, int n_ctx) {
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = (uint32_t)n_ctx;
+    cp.n_batch = (uint32_t)o->batch;
+    cp.n_ubatch = (uint32_t)o->batch;
+    cp.n_seq_max = 1;
+    cp.n_threads = o->threads;
+    cp.n_threads_batch = o->threads;
+    cp.flash_attn_type = o->flash ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.type_k = o->kv;
+    cp.type_v = o->kv;
+    cp.no_perf = true;
+    struct llama_context *c = llama_init_from_model(m, cp);
+    if (!c) die("llama.cpp cannot make a context (n_ctx %d)", n_ctx);
+    fprintf(stderr, "pl_oracle: llama.cpp v0.4.0, flash_attn=%s, kv=%s, threads=%d, n_ctx=%d, n_batch=%d\n",
+            o->flash ? "on" : "off", ggml_type_name(o->kv), o->threads, n_ctx, o->batch);
+    return c;
+}
+
+/* Tokenize text with llama_tokenize; returns a malloc'd array. */
+static llama_token *tokenize(const struct llama_vocab *v, const char *text, size_t len, bool add, bool parse,
+                             int *n_out) {
+    int cap = (int)len + 16;
+    llama_token *t = malloc((size_t)cap * sizeof *t);
+    int n = llama_tokenize(v, text, (int32_t)len, t, cap, add, parse);
+    if (n < 0) {
+        if (n == INT32_MIN) die("tokenization overflow");
+        cap = -n;
+        t = realloc(t, (size_t)cap * sizeof *t);
+        n = llama_tokenize(v, text, (int32_t)len, t, cap, add, parse);
+    }
+    if (n < 0) die("llama_tokenize failed");
+    *n_out = n;
+    return t;
+}
+
+static llama_token *parse_ids(const char *s, int *n_out) {
+    int cap = 16, n = 0;
+    llama_token *t = malloc((size_t)cap * sizeof *t);
+    char *end;
+    for (;;) {
+        while (*s == ' ' || *s == ',' || *s == '\n' || *s == '\t') s++;
+        if (!*s) break;
+        long v = strtol(s, &end, 10);
+        if (end == s) die("bad id list near '%.20s'", s);
+        if (n == cap) t = realloc(t, (size_t)(cap *= 2) * sizeof *t);
+        t[n++] = (llama_token)v;
+        s = end;
+    }
+    *n_out = n;
+    return t;
+}
+
+static void print_ids(FILE *f, const llama_token *t, int n) {
+    for (int i = 0; i < n; i++) fprintf(f, "%s%d", i ? " " : "", t[i]);
+    fputc('\n', f);
+}
+
+static int cmd_types(void) {
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        const struct ggml_type_traits *tr = ggml_get_type_traits((enum ggml_type)t);
+        printf("%d %s %ld %zu\n", t, tr->type_name, (long)tr->blck_size, tr->type_size);
+    }
+    return 0;
+}
+
+static int cmd_tokenize(int argc, char **argv) {
+    if (argc < 3) die("tokenize MODEL ...");
+    opts o;
+    parse_opts(argc, argv, 3, &o);
+    size_t len;
+    char *text;
+    if (o.text) text = strdup(o.text), len = strlen(o.text);
+    else if (o.file) text = read_all(o.file, &len);
+    else die("tokenize needs --text or --file");
+    struct llama_model *m = load_model(argv[2], true);
+    int n;
+    llama_token *t = tokenize(llama_model_get_vocab(m), text, len, o.add_special, o.parse_special, &n);
+    print_ids(stdout, t, n);
+    free(t);
+    free(text);
+    llama_model_free(m);
+    return 0;
+}
+
+static int cmd_tokenize_batch(int argc, char **argv) {
+    if (argc < 5) die("tokenize-batch MODEL IN OUT");
+    opts o;
+    parse_opts(argc, argv, 5, &o);
+    size_t n;
+    uint8_t *in = read_all(argv[3], &n);
+    FILE *out = open_out(argv[4]);
+    struct llama_model *m = load_model(argv[2], true);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    for (size_t off = 0; off + 4 <= n;) {
+        uint32_t len;
+        memcpy(&len, in + off, 4);
+        off += 4;
+        if (len > n - off) die("truncated batch file");
+        int k;
+        llama_token *t = tokenize(v, (const char *)in + off, len, o.add_special, o.parse_special, &k);
+        print_ids(out, t, k);
+        free(t);
+        off += len;
+    }
+    fclose(out);
+    free(in);
+    llama_model_free(m);
+    return 0;
+}
+
+static int cmd_pieces(int argc, char **argv) {
+    if (argc < 4) die("pieces MODEL OUT");
+    struct llama_model *m = load_model(argv[2], true);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    FILE *out = open_out(argv[3]);
+    int nv = llama_vocab_n_tokens(v);
+    char buf[4096];
+    for (int id = 0; id < nv; id++) {
+        int k = llama_token_to_piece(v, id, buf, sizeof buf, 0, true);
+        if (k < 0) die("piece of %d too long", id);
+        uint32_t len = (uint32_t)k;
+        fwrite(&len, 4, 1, out);
+        fwrite(buf, 1, len, out);
+    }
+    fclose(out);
+    llama_model_free(m);
+    return 0;
+}
+
+static int cmd_detokenize_batch(int argc, char **argv) {
+    if (argc < 5) die("detokenize-batch MODEL IN OUT");
+    bool remove_special = false, unparse_special = true;
+    for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "--remove-special")) remove_special = true;
+        else if (!strcmp(argv[i], "--no-unparse-special")) unparse_special = false;
+        else die("unknown option %s", argv[i]);
+    }
+    size_t n;
+    uint8_t *in = read_all(argv[3], &n);
+    FILE *out = open_out(argv[4]);
+    struct llama_model *m = load_model(argv[2], true);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    for (size_t off = 0; off + 4 <= n;) {
+        uint32_t cnt;
+        memcpy(&cnt, in + off, 4);
+        off += 4;
+        if ((uint64_t)cnt * 4 > n - off) die("truncated batch file");
+        int cap = (int)cnt * 64 + 64;
+        char *text = malloc((size_t)cap);
+        int k = llama_detokenize(v, (const llama_token *)(in + off), (int32_t)cnt, text, cap, remove_special,
+                                 unparse_special);
+        if (k < 0) {
+            cap = -k;
+            text = realloc(text, (size_t)cap);
+            k = llama_detokenize(v, (const llama_token *)(in + off), (int32_t)cnt, text, cap, remove_special,
+                                 unparse_special);
+        }
+        if (k < 0) die("detokenize failed");
+        uint32_t len = (uint32_t)k;
+        fwrite(&len, 4, 1, out);
+        fwrite(text, 1, len, out);
+        free(text);
+        off += (size_t)cnt * 4;
+    }
+    fclose(out);
+    free(in);
+    llama_model_free(m);
+    return 0;
+}
+
+/* Prompt ids from --prompt (tokenized add_special=true, parse_special=true
+ * unless told otherwise) or --ids. */
+static llama_token *prompt_ids(struct llama_model *m, const opts *o, int *n) {
+    if (o->ids) return parse_ids(o->ids, n);
+    if (o->prompt)
+        return tokenize(llama_model_get_vocab(m), o->prompt, strlen(o->prompt), o->add_special, o->parse_special, n);
+    die("needs --prompt or --ids");
+    return NULL;
+}
+
+static void decode_or_die(struct llama_context *c, llama_token *t, int n) {
+    int rc = llama_decode(c, llama_batch_get_one(t, n));
+    if (rc != 0) die("llama_decode failed (%d)", rc);
+}
+
+static int cmd_greedy(int argc, char **argv) {
+    if (argc < 3) die("greedy MODEL ...");
+    opts o;
+    parse_opts(argc, argv, 3, &o);
+    struct llama_model *m = load_model(argv[2], false);
+    int n;
+    llama_token *t = prompt_ids(m, &o, &n);
+    if (n == 0) die("empty prompt");
+    int n_ctx = o.ctx ? o.ctx : n + o.n_predict + 8;
+    struct llama_context *c = make_context(m, &o, n_ctx);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    int nv = llama_vocab_n_tokens(v);
+    llama_token *out = malloc(sizeof *out * (size_t)(o.n_predict + 1));
+    int n_out = 0;
+    /* prefill in batches */
+    for (int i = 0; i < n; i += o.batch) decode_or_die(c, t + i, n - i < o.batch ? n - i : o.batch);
+    for (int k = 0; k < o.n_predict; k++) {
+        const float *lg = llama_get_logits_ith(c, -1);
+        int best = 0;
+        for (int j = 1; j < nv; j++)
+            if (lg[j] > lg[best]) best = j;
+        out[n_out++] = best;
+        if (llama_vocab_is_eog(v, best)) break;
+        llama_token next = best;
+        decode_or_die(c, &next, 1);
+    }
+    print_ids(stdout, out, n_out);
+    free(out);
+    free(t);
+    llama_free(c);
+    llama_model_free(m);
+    return 0;
+}
+
+static int cmd_logits(int argc, char **argv) {
+    if (argc < 3) die("logits MODEL ...");
+    opts o;
+    parse_opts(argc, argv, 3, &o);
+    if (!o.out) die("logits needs --out");
+    struct llama_model *m = load_model(argv[2], false);
+    int n;
+    llama_token *t = prompt_ids(m, &o, &n);
+    if (n == 0) die("empty input");
+    struct llama_context *c = make_context(m, &o, o.ctx ? o.ctx : n + 8);
+    int nv = llama_vocab_n_tokens(llama_model_get_vocab(m));
+    FILE *out = open_out(o.out);
+    /* every position needs its logits: one batch with all outputs on */
+    for (int i = 0; i < n; i += o.batch) {
+        int k = n - i < o.batch ? n - i : o.batch;
+        struct llama_batch b = llama_batch_init(k, 0, 1);
+        for (int j = 0; j < k; j++) {
+            b.token[j] = t[i + j];
+            b.pos[j] = i + j;
+            b.n_seq_id[j] = 1;
+            b.seq_id[j][0] = 0;
+            b.logits[j] = 1;
+        }
+        b.n_tokens = k;
+        if (llama_decode(c, b) != 0) die("llama_decode failed");
+        for (int j = 0; j < k; j++) fwrite(llama_get_logits_ith(c, j), sizeof(float), (size_t)nv, out);
+        llama_batch_free(b);
+    }
+    fclose(out);
+    printf("%d %d\n", n, nv);
+    free(t);
+    llama_free(c);
+    llama_model_free(m);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    enum llama_ftype ftype;
+} recipes[] = {
+    {"F32", LLAMA_FTYPE_ALL_F32},         {"F16", LLAMA_FTYPE_MOSTLY_F16},        {"BF16", LLAMA_FTYPE_MOSTLY_BF16},
+    {"Q4_0", LLAMA_FTYPE_MOSTLY_Q4_0},    {"Q4_1", LLAMA_FTYPE_MOSTLY_Q4_1},      {"Q5_0", LLAMA_FTYPE_MOSTLY_Q5_0},
+    {"Q5_1", LLAMA_FTYPE_MOSTLY_Q5_1},    {"Q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},      {"Q2_K", LLAMA_FTYPE_MOSTLY_Q2_K},
+    {"Q2_K_S", LLAMA_FTYPE_MOSTLY_Q2_K_S}, {"Q3_K_S", LLAMA_FTYPE_MOSTLY_Q3_K_S}, {"Q3_K_M", LLAMA_FTYPE_MOSTLY_Q3_K_M},
+    {"Q3_K_L", LLAMA_FTYPE_MOSTLY_Q3_K_L}, {"Q4_K_S", LLAMA_FTYPE_MOSTLY_Q4_K_S}, {"Q4_K_M", LLAMA_FTYPE_MOSTLY_Q4_K_M},
+    {"Q5_K_S", LLAMA_FTYPE_MOSTLY_Q5_K_S}, {"Q5_K_M", LLAMA_FTYPE_MOSTLY_Q5_K_M}, {"Q6_K", LLAMA_FTYPE_MOSTLY_Q6_K},
+    {"IQ2_XXS", LLAMA_FTYPE_MOSTLY_IQ2_XXS}, {"IQ2_XS", LLAMA_FTYPE_MOSTLY_IQ2_XS}, {"IQ2_S", LLAMA_FTYPE_MOSTLY_IQ2_S},
+    {"IQ2_M", LLAMA_FTYPE_MOSTLY_IQ2_M},  {"IQ3_XXS", LLAMA_FTYPE_MOSTLY_IQ3_XXS}, {"IQ3_XS", LLAMA_FTYPE_MOSTLY_IQ3_XS},
+    {"IQ3_S", LLAMA_FTYPE_MOSTLY_IQ3_S},  {"IQ3_M", LLAMA_FTYPE_MOSTLY_IQ3_M},    {"IQ1_S", LLAMA_FTYPE_MOSTLY_IQ1_S},
+    {"IQ1_M", LLAMA_FTYPE_MOSTLY_IQ1_M},  {"IQ4_NL", LLAMA_FTYPE_MOSTLY_IQ4_NL},  {"IQ4_XS", LLAMA_FTYPE_MOSTLY_IQ4_XS},
+    {"TQ1_0", LLAMA_FTYPE_MOSTLY_TQ1_0},  {"TQ2_0", LLAMA_FTYPE_MOSTLY_TQ2_0},    {"MXFP4_MOE", LLAMA_FTYPE_MOSTLY_MXFP4_MOE},
+};
+
+/* An imatrix GGUF (llama.cpp's format: "<tensor>.in_sum2" and
+ * "<tensor>.counts" f32 tensors) normalised as llama-quantize does. */
+static struct llama_model_imatrix_data *load_imatrix(const char *path, float ***keep, int *n_out) {
+    pocketllm_gguf *g;
+    if (pocketllm_gguf_open(path, &g)) die("imatrix: %s", pocketllm_last_error());
+    int cap = (int)pocketllm_gguf_tensor_count(g) + 1, n = 0;
+    struct llama_model_imatrix_data *d = calloc((size_t)cap, sizeof *d);
+    *keep = calloc((size_t)cap, sizeof **keep);
+    for (uint64_t i = 0; i < pocketllm_gguf_tensor_count(g); i++) {
+        pocketllm_tensor_info s, c;
+        pocketllm_gguf_tensor(g, i, &s);
+        size_t nl = strlen(s.name);
+        if (nl < 8 || strcmp(s.name + nl - 8, ".in_sum2") != 0) continue;
+        char cname[128];
+        snprintf(cname, sizeof cname, "%.*s.counts", (int)(nl - 8), s.name);
+        int64_t ci = pocketllm_gguf_find_tensor(g, cname);
+        if (ci < 0) die("imatrix: %s has no counts", s.name);
+        pocketllm_gguf_tensor(g, (uint64_t)ci, &c);
+        if (s.type != 0 || c.type != 0) die("imatrix: tensors must be f32");
+        int64_t nval = s.ne[0] * s.ne[1] * s.ne[2] * s.ne[3];
+        int64_t ncnt = c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3];
+        if (ncnt <= 0 || nval % ncnt) die("imatrix: %s shape", s.name);
+        int64_t ne0 = nval / ncnt;
+        float *e = malloc(sizeof(float) * (size_t)nval);
+        const float *sums = s.data, *counts = c.data;
+        for (int64_t j = 0; j < ncnt; j++)
+            for (int64_t k = 0; k < ne0; k++) e[j * ne0 + k] = counts[j] > 0 ? sums[j * ne0 + k] / counts[j] : 1.0f;
+        char *name = malloc(nl - 7);
+        memcpy(name, s.name, nl - 8);
+        name[nl - 8] = '\0';
+        d[n].name = name;
+        d[n].data = e;
+        d[n].size = (size_t)nval;
+        (*keep)[n] = e;
+        n++;
+    }
+    pocketllm_gguf_close(g);
+    *n_out = n;
+    return d; /* terminated by a zeroed entry */
+}
+
+static int cmd_quantize(int argc, char **argv) {
+    if (argc < 5) die("quantize IN OUT RECIPE [--pure] [--leave-output] [--imatrix F] [-t N]");
+    struct llama_model_quantize_params p = llama_model_quantize_default_params();
+    bool found = false;
+    for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++)
+        if (!strcasecmp(recipes[i].name, argv[4])) p.ftype = recipes[i].ftype, found = true;
+    if (!found) die("unknown recipe %s", argv[4]);
+    p.nthread = 2;
+    float **keep = NULL;
+    int n_im = 0;
+    for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "--pure")) p.pure = true;
+        else if (!strcmp(argv[i], "--leave-output")) p.quantize_output_tensor = false;
+        else if (!strcmp(argv[i], "--imatrix") && i + 1 < argc) p.imatrix = load_imatrix(argv[++i], &keep, &n_im);
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc) p.nthread = atoi(argv[++i]);
+        else die("unknown option %s", argv[i]);
+    }
+    uint32_t rc = llama_model_quantize(argv[2], argv[3], &p);
+    if (rc != 0) die("llama_model_quantize failed (%u)", rc);
+    return 0;
+}
+
+static enum ggml_type type_by_name(const char *name) {
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        const struct ggml_type_traits *tr = ggml_get_type_traits((enum ggml_type)t);
+        if (tr->blck_size && !strcasecmp(tr->type_name, name)) return (enum ggml_type)t;
+    }
+    die("unknown type %s", name);
+    return GGML_TYPE_COUNT;
+}
+
+static int cmd_to_float(int argc, char **argv) {
+    if (argc != 5) die("to-float TYPE IN OUT");
+    enum ggml_type t = type_by_name(argv[2]);
+    const struct ggml_type_traits *tr = ggml_get_type_traits(t);
+    if (!tr->to_float) die("%s has no to_float", argv[2]);
+    size_t n;
+    uint8_t *in = read_all(argv[3], &n);
+    if (n % tr->type_size) die("input is not whole blocks");
+    int64_t k = (int64_t)(n / tr->type_size) * tr->blck_size;
+    float *out = malloc(sizeof(float) * (size_t)(k ? k : 1));
+    tr->to_float(in, out, k);
+    FILE *f = open_out(argv[4]);
+    fwrite(out, sizeof(float), (size_t)k, f);
+    fclose(f);
+    free(in);
+    free(out);
+    return 0;
+}
+
+static int cmd_quantize_chunk(int argc, char **argv) {
+    if (argc < 6) die("quantize-chunk TYPE IN OUT ROW_LENGTH [--imatrix-row F]");
+    enum ggml_type t = type_by_name(argv[2]);
+    size_t n;
+    float *in = read_all(argv[3], &n);
+    int64_t row = atoll(argv[5]);
+    if (row <= 0 || n % (sizeof(float) * (size_t)row)) die("input is not whole rows of %lld", (long long)row);
+    int64_t nrows = (int64_t)(n / sizeof(float)) / row;
+    float *imatrix = NULL;
+    if (argc >= 8 && !strcmp(argv[6], "--imatrix-row")) {
+        size_t m;
+        imatrix = read_all(argv[7], &m);
+        if (m != sizeof(float) * (size_t)row) die("imatrix row has the wrong length");
+    }
+    size_t bytes = ggml_row_size(t, row) * (size_t)nrows;
+    void *out = malloc(bytes ? bytes : 1);
+    ggml_quantize_init(t);
+    size_t w = ggml_quantize_chunk(t, in, out, 0, nrows, row, imatrix);
+    if (w != bytes) die("quantize_chunk wrote %zu of %zu bytes", w, bytes);
+    FILE *f = open_out(argv[4]);
+    fwrite(out, 1, bytes, f);
+    fclose(f);
+    free(in);
+    free(out);
+    free(imatrix);
+    return 0;
+}
+
+/* PocketLLM's f16/bf16 conversions against ggml's, bit for bit, on every
+ * 16-bit pattern and on a stride through all 2^32 float patterns. */
+static int cmd_half_check(void) {
+    uint64_t bad = 0, checked = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float a = pl_f16_to_f32((uint16_t)h), b = ggml_fp16_to_fp32((ggml_fp16_t)h);
+        float c = pl_bf16_to_f32((uint16_t)h);
+        ggml_bf16_t bh = {(uint16_t)h};
+        float d = ggml_bf16_to_fp32(bh);
+        checked += 2;
+        if (memcmp(&a, &b, 4) && !(isnan(a) && isnan(b))) bad++;
+        if (memcmp(&c, &d, 4)) bad++;
+    }
+    for (uint64_t u = 0; u < (1ull << 32); u += 4093) {
+        float f = pl_bits_f32((uint32_t)u);
+        uint16_t a = pl_f32_to_f16(f), b = ggml_fp32_to_fp16(f);
+        uint16_t c = pl_f32_to_bf16(f), d = ggml_fp32_to_bf16(f).bits;
+        checked += 2;
+        /* NaN payloads may differ; both must still be NaN */
+        bool a_nan = (a & 0x7c00) == 0x7c00 && (a & 0x3ff), b_nan = (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
+        if (a != b && !(a_nan && b_nan)) {
+            if (bad < 5) fprintf(stderr, "f32->f16 %08x: ours %04x ggml %04x\n", (unsigned)u, a, b);
+            bad++;
+        }
+        if (c != d) {
+            if (bad < 5) fprintf(stderr, "f32->bf16 %08x: ours %04x ggml %04x\n", (unsigned)u, c, d);
+            bad++;
+        }
+    }
+    printf("half-check: %llu conversions, %llu differ\n", (unsigned long long)checked, (unsigned long long)bad);
+    return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) die("usage: see the comment at the top of tests/oracle/pl_oracle.c");
+    const char *c = argv[1];
+    init_backends();
+    if (!strcmp(c, "types")) return cmd_types();
+    if (!strcmp(c, "tokenize")) return cmd_tokenize(argc, argv);
+    if (!strcmp(c, "tokenize-batch")) return cmd_tokenize_batch(argc, argv);
+    if (!strcmp(c, "pieces")) return cmd_pieces(argc, argv);
+    if (!strcmp(c, "detokenize-batch")) return cmd_detokenize_batch(argc, argv);
+    if (!strcmp(c, "greedy")) return cmd_greedy(argc, argv);
+    if (!strcmp(c, "logits")) return cmd_logits(argc, argv);
+    if (!strcmp(c, "quantize")) return cmd_quantize(argc, argv);
+    if (!strcmp(c, "to-float")) return cmd_to_float(argc, argv);
+    if (!strcmp(c, "quantize-chunk")) return cmd_quantize_chunk(argc, argv);
+    if (!strcmp(c, "half-check")) return cmd_half_check();
+    die("unknown subcommand %s", c);
+    return 2;
+}
