@@ -210,6 +210,64 @@ POCKETLLM_API pocketllm_status pocketllm_gguf_writer_write_data(pocketllm_gguf_w
 POCKETLLM_API pocketllm_status pocketllm_gguf_writer_finish(pocketllm_gguf_writer *w);
 
 /* ------------------------------------------------------------------ */
+/* Models and their tokenizers                                         */
+/* ------------------------------------------------------------------ */
+
+/* A checkpoint opened on one device: its tokenizer and (unless
+ * vocab_only, or the file holds only a vocabulary) its weights. */
+typedef struct pocketllm_model pocketllm_model;
+
+typedef struct pocketllm_model_params {
+    const char *device;   /* backend name; NULL or "cpu" for the CPU */
+    int vocab_only;       /* load only the tokenizer */
+    int n_threads;        /* worker threads; 0 = the physical core count */
+} pocketllm_model_params;
+
+POCKETLLM_API pocketllm_model_params pocketllm_model_default_params(void);
+/* Open a GGUF checkpoint (or a vocabulary-only GGUF). */
+POCKETLLM_API pocketllm_status pocketllm_model_open(const char *path, const pocketllm_model_params *params,
+                                                    pocketllm_model **out);
+POCKETLLM_API void pocketllm_model_close(pocketllm_model *model);
+/* general.architecture, or "" for a vocabulary-only file. */
+POCKETLLM_API const char *pocketllm_model_arch(const pocketllm_model *model);
+/* Tokens in the vocabulary (0 when the file has no tokenizer). */
+POCKETLLM_API int32_t pocketllm_model_n_vocab(const pocketllm_model *model);
+
+/* Tokenize len bytes of text as llama.cpp's llama_tokenize does:
+ * add_special adds BOS/EOS as the vocabulary asks (tokenizer.ggml.add_bos_token,
+ * add_eos_token); parse_special recognises special and control tokens
+ * written in the text.  Writes at most cap ids; *n_ids receives the count
+ * needed, and when it exceeds cap the call fails with
+ * POCKETLLM_ERR_INVALID_ARGUMENT so the caller can retry with more room. */
+POCKETLLM_API pocketllm_status pocketllm_tokenize(const pocketllm_model *model, const char *text, size_t len,
+                                                  int add_special, int parse_special, int32_t *ids, size_t cap,
+                                                  size_t *n_ids);
+/* The text of one token (special: render special/control tokens rather
+ * than nothing), as llama_token_to_piece.  Same buffer rule as above. */
+POCKETLLM_API pocketllm_status pocketllm_token_to_piece(const pocketllm_model *model, int32_t id, int special,
+                                                        char *buf, size_t cap, size_t *len);
+/* The text of a sequence of ids, as llama_detokenize. */
+POCKETLLM_API pocketllm_status pocketllm_detokenize(const pocketllm_model *model, const int32_t *ids, size_t n,
+                                                    int remove_special, int unparse_special, char *buf,
+                                                    size_t cap, size_t *len);
+POCKETLLM_API int32_t pocketllm_token_bos(const pocketllm_model *model); /* -1 if none */
+POCKETLLM_API int32_t pocketllm_token_eos(const pocketllm_model *model); /* -1 if none */
+/* Whether generation should stop at this id (EOS, EOT, <|im_end|>, ...). */
+POCKETLLM_API int pocketllm_token_is_eog(const pocketllm_model *model, int32_t id);
+
+/* Streaming detokenization: push ids one at a time and receive text that
+ * never ends inside a UTF-8 character; bytes held back across token
+ * boundaries come out with the next push or with flush. */
+typedef struct pocketllm_detokenizer pocketllm_detokenizer;
+POCKETLLM_API pocketllm_status pocketllm_detokenizer_new(const pocketllm_model *model, int unparse_special,
+                                                         pocketllm_detokenizer **out);
+POCKETLLM_API pocketllm_status pocketllm_detokenizer_push(pocketllm_detokenizer *d, int32_t id, char *buf,
+                                                          size_t cap, size_t *len);
+POCKETLLM_API pocketllm_status pocketllm_detokenizer_flush(pocketllm_detokenizer *d, char *buf, size_t cap,
+                                                           size_t *len);
+POCKETLLM_API void pocketllm_detokenizer_free(pocketllm_detokenizer *d);
+
+/* ------------------------------------------------------------------ */
 /* The host: CPU, memory, accelerators                                 */
 /* ------------------------------------------------------------------ */
 

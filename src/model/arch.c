@@ -2,24 +2,25 @@
  * arch.c -- the registry of model architectures the engine can run, by
  * their GGUF general.architecture name.
  */
-#include <stddef.h>
+#include <string.h>
 
-#include "pocketllm.h"
-
-typedef struct pl_arch_entry {
-    const char *name;
-    const char *summary;
-} pl_arch_entry;
+#include "model/model.h"
 
 /* Filled as architectures gain a graph (src/model/); NULL-terminated. */
-static const pl_arch_entry pl_archs[] = {{NULL, NULL}};
+static const pl_arch *const pl_archs[] = {NULL};
+
+const pl_arch *pl_arch_find(const char *name) {
+    for (size_t i = 0; name && pl_archs[i]; i++)
+        if (strcmp(pl_archs[i]->name, name) == 0) return pl_archs[i];
+    return NULL;
+}
 
 uint32_t pocketllm_arch_count(void) {
     uint32_t n = 0;
-    while (pl_archs[n].name) n++;
+    while (pl_archs[n]) n++;
     return n;
 }
 
-const char *pocketllm_arch_name(uint32_t i) { return i < pocketllm_arch_count() ? pl_archs[i].name : NULL; }
+const char *pocketllm_arch_name(uint32_t i) { return i < pocketllm_arch_count() ? pl_archs[i]->name : NULL; }
 
-const char *pocketllm_arch_summary(uint32_t i) { return i < pocketllm_arch_count() ? pl_archs[i].summary : NULL; }
+const char *pocketllm_arch_summary(uint32_t i) { return i < pocketllm_arch_count() ? pl_archs[i]->summary : NULL; }

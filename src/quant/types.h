@@ -50,11 +50,29 @@ enum pl_type {
     PL_TYPE_COUNT = 43
 };
 
+/* Decode n elements (whole blocks) to f32. */
+typedef void (*pl_to_float_fn)(const void *src, float *dst, int64_t n);
+/* Encode one row of n f32 values (whole blocks), byte-equal to llama.cpp's
+ * ggml_quantize_chunk for the same row; imatrix (n importance weights, may
+ * be NULL) is used by the types whose quantizer takes one. */
+typedef void (*pl_from_float_fn)(const float *src, void *dst, int64_t n, const float *imatrix);
+/* Dot product of one weight row (this type) with one activation row (in
+ * vec_dot_type), both n elements long. */
+typedef float (*pl_vec_dot_fn)(int64_t n, const void *w, const void *a);
+
 typedef struct pl_type_traits {
     const char *name;   /* llama.cpp's spelling */
     uint32_t block;     /* elements per block; 0 = id no longer valid in GGUF */
     uint32_t bytes;     /* bytes per block */
     bool quantized;
+    /* Filled for the types the engine computes with; NULL otherwise.  These
+     * are the scalar reference versions -- short, obvious, normative.  The
+     * host's fastest versions (SIMD chosen at run time) are exposed
+     * separately by the quant module and tested against these. */
+    pl_to_float_fn to_float;
+    pl_from_float_fn from_float;
+    uint32_t vec_dot_type;  /* the type activations are converted to for vec_dot */
+    pl_vec_dot_fn vec_dot;
 } pl_type_traits;
 
 /* Row for `type`, or NULL when the id is outside the table. */
