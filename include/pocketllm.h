@@ -268,6 +268,38 @@ POCKETLLM_API pocketllm_status pocketllm_detokenizer_flush(pocketllm_detokenizer
 POCKETLLM_API void pocketllm_detokenizer_free(pocketllm_detokenizer *d);
 
 /* ------------------------------------------------------------------ */
+/* Synthetic checkpoints: random weights at a real model shape         */
+/* ------------------------------------------------------------------ */
+
+/* Size and benchmark a model shape before downloading it, and give tests a
+ * checkpoint at a real shape.  The output is deterministic: the same
+ * parameters give the same bytes. */
+typedef struct pocketllm_synth_params {
+    const char *arch;          /* "qwen3" (default) or "llama" */
+    const char *shape;         /* a named shape (see pocketllm_synth_shape_name) or NULL */
+    /* explicit dimensions; 0 keeps the named shape's value (all are
+     * required when shape is NULL) */
+    uint32_t n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff;
+    uint32_t type;             /* weight matrices: f32 (0), f16 (1) or bf16 (30); norms stay f32 */
+    int untied;                /* write a separate output.weight */
+    uint64_t seed;
+    const char *vocab_path;    /* copy tokenizer.* from this GGUF; NULL = built-in byte-level vocabulary */
+    const char *template_path; /* embed this file as tokenizer.chat_template; NULL = none */
+    /* progress while writing (bytes done, bytes total); may be NULL */
+    void (*progress)(void *user, uint64_t done, uint64_t total);
+    void *progress_user;
+} pocketllm_synth_params;
+
+POCKETLLM_API pocketllm_synth_params pocketllm_synth_default_params(void);
+/* Name and one-line description of named shape i, NULL past the last. */
+POCKETLLM_API const char *pocketllm_synth_shape_name(uint32_t i);
+POCKETLLM_API const char *pocketllm_synth_shape_summary(uint32_t i);
+/* Bytes the file will have, without writing it. */
+POCKETLLM_API pocketllm_status pocketllm_synth_size(const pocketllm_synth_params *p, uint64_t *bytes);
+/* Write the checkpoint to path (atomically: nothing is left on failure). */
+POCKETLLM_API pocketllm_status pocketllm_synth(const pocketllm_synth_params *p, const char *path);
+
+/* ------------------------------------------------------------------ */
 /* The host: CPU, memory, accelerators                                 */
 /* ------------------------------------------------------------------ */
 

@@ -17,6 +17,7 @@ const cli_command cli_commands[] = {
     {"architectures", "list the model architectures the engine can run", CMD_ARCHITECTURES_USAGE,
      cmd_architectures},
     {"ops", "list the kernel ops and which backend implements each, per weight type", CMD_OPS_USAGE, cmd_ops},
+    {"synth", "write a random-weight checkpoint at a named or explicit model shape", CMD_SYNTH_USAGE, cmd_synth},
     {"help", "show this list, or the help of one command", CMD_HELP_USAGE, cmd_help},
     {NULL, NULL, NULL, NULL},
 };
