@@ -31,4 +31,37 @@ bool pl_vocab_is_eog(const pl_vocab *v, int32_t id);
 pocketllm_status pl_tokenize(const pl_vocab *v, const char *text, size_t len, bool add_special, bool parse_special,
                              int32_t **ids, size_t *n);
 
+/* The text of one token, as llama_token_to_piece(lstrip = 0, special):
+ * control and unknown tokens render only when `special`.  *piece points
+ * into the vocabulary (not NUL-terminated). */
+pocketllm_status pl_token_piece(const pl_vocab *v, int32_t id, bool special, const char **piece, size_t *len);
+
+/* Ids to text as llama_detokenize(remove_special, unparse_special); *text
+ * is malloc'd (NUL-terminated, *len bytes) and owned by the caller. */
+pocketllm_status pl_detokenize(const pl_vocab *v, const int32_t *ids, size_t n, bool remove_special,
+                               bool unparse_special, char **text, size_t *len);
+
+/* Streaming detokenization: the concatenated output of push()es and a
+ * final flush() is exactly pl_detokenize(ids, remove_special = false); no
+ * output ends inside a UTF-8 character that later bytes complete. */
+typedef struct pl_detok_stream pl_detok_stream;
+pocketllm_status pl_detok_stream_new(const pl_vocab *v, bool unparse_special, pl_detok_stream **out);
+void pl_detok_stream_free(pl_detok_stream *d);
+/* Output of one push / of the flush: *text points into the stream (valid
+ * until the next call).  A bad id fails and changes nothing. */
+pocketllm_status pl_detok_stream_push(pl_detok_stream *d, int32_t id, const char **text, size_t *len);
+pocketllm_status pl_detok_stream_flush(pl_detok_stream *d, const char **text, size_t *len);
+/* Undo the last push or flush (its output was not taken). */
+void pl_detok_stream_undo(pl_detok_stream *d);
+
+/* Which pre-tokenizer and model a vocabulary uses ("gpt2"/"llama", the
+ * tokenizer.ggml.pre name). */
+const char *pl_vocab_model(const pl_vocab *v);
+const char *pl_vocab_pre(const pl_vocab *v);
+/* The token's text as stored, and its llama.cpp attribute bits. */
+const char *pl_vocab_text(const pl_vocab *v, int32_t id, size_t *len);
+uint32_t pl_vocab_attr(const pl_vocab *v, int32_t id);
+bool pl_vocab_add_bos(const pl_vocab *v);
+bool pl_vocab_add_eos(const pl_vocab *v);
+
 #endif
