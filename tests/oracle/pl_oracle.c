@@ -12,9 +12,11 @@
  *
  *   pl_oracle types
  *   pl_oracle tokenize MODEL [--no-special] [--parse-special] (--text T | --file F)
- *   pl_oracle tokenize-batch MODEL IN OUT [--no-special] [--parse-special]
+ *   pl_oracle tokenize-batch MODEL IN OUT [--no-special] [--no-parse-special] [--all-modes]
  *   pl_oracle pieces MODEL OUT
  *   pl_oracle detokenize-batch MODEL IN OUT [--remove-special] [--no-unparse-special]
+ *   pl_oracle vocab-info MODEL OUT
+ *   pl_oracle tokenize-time MODEL FILE [--repeat N]
  *   pl_oracle greedy MODEL (--prompt T | --ids "1 2 3") [-n N] [common options]
  *   pl_oracle logits MODEL --ids "1 2 3" --out F [common options]
  *   pl_oracle quantize IN OUT RECIPE [--pure] [--leave-output] [--imatrix F] [-t N]
@@ -27,6 +29,12 @@
  * OUT gets one line of ids per record.  pieces writes, per token id, a
  * record of llama_token_to_piece(special=true).  detokenize-batch reads
  * records (u32 count, i32 ids) and writes records (u32 length, bytes).
+ * tokenize-batch --all-modes writes four lines per record, for
+ * (add_special, parse_special) = (1,1), (1,0), (0,1), (0,0).  vocab-info
+ * writes "n_tokens bos eos add_bos add_eos", then "id attr is_eog" per
+ * token (llama_vocab_get_attr, llama_vocab_is_eog).  tokenize-time prints
+ * "tokens N best_ms T": the best of N llama_tokenize calls on FILE
+ * (add_special and parse_special on), load time excluded.
  */
 #include <errno.h>
 #include <math.h>
@@ -36,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/half.h"
 #include "ggml-backend.h"
@@ -93,7 +102,7 @@ typedef struct opts {
     bool flash;
     enum ggml_type kv;
     int threads, ctx, batch, n_predict;
-    bool add_special, parse_special;
+    bool add_special, parse_special, all_modes;
     const char *prompt, *ids, *out, *text, *file;
 } opts;
 
@@ -106,12 +115,14 @@ static void parse_opts(int argc, char **argv, int first, opts *o) {
     o->n_predict = 16;
     o->add_special = true;
     o->parse_special = true;
+    o->all_modes = false;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-special")) o->add_special = false;
         else if (!strcmp(a, "--parse-special")) o->parse_special = true;
         else if (!strcmp(a, "--no-parse-special")) o->parse_special = false;
+        else if (!strcmp(a, "--all-modes")) o->all_modes = true;
         else if (!v) die("option %s needs a value", a);
         else if (!strcmp(a, "--fa")) o->flash = !strcmp(v, "on"), i++;
         else if (!strcmp(a, "--kv")) {
@@ -240,10 +251,13 @@ static int cmd_tokenize_batch(int argc, char **argv) {
         memcpy(&len, in + off, 4);
         off += 4;
         if (len > n - off) die("truncated batch file");
-        int k;
-        llama_token *t = tokenize(v, (const char *)in + off, len, o.add_special, o.parse_special, &k);
-        print_ids(out, t, k);
-        free(t);
+        for (int mode = 0; mode < (o.all_modes ? 4 : 1); mode++) {
+            bool add = o.all_modes ? mode < 2 : o.add_special, parse = o.all_modes ? mode % 2 == 0 : o.parse_special;
+            int k;
+            llama_token *t = tokenize(v, (const char *)in + off, len, add, parse, &k);
+            print_ids(out, t, k);
+            free(t);
+        }
         off += len;
     }
     fclose(out);
@@ -308,6 +322,51 @@ static int cmd_detokenize_batch(int argc, char **argv) {
     }
     fclose(out);
     free(in);
+    llama_model_free(m);
+    return 0;
+}
+
+static int cmd_vocab_info(int argc, char **argv) {
+    if (argc < 4) die("vocab-info MODEL OUT");
+    struct llama_model *m = load_model(argv[2], true);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    FILE *out = open_out(argv[3]);
+    int nv = llama_vocab_n_tokens(v);
+    fprintf(out, "%d %d %d %d %d\n", nv, llama_vocab_bos(v), llama_vocab_eos(v), llama_vocab_get_add_bos(v),
+            llama_vocab_get_add_eos(v));
+    for (int id = 0; id < nv; id++)
+        fprintf(out, "%d %u %d\n", id, (unsigned)llama_vocab_get_attr(v, id), llama_vocab_is_eog(v, id));
+    fclose(out);
+    llama_model_free(m);
+    return 0;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmd_tokenize_time(int argc, char **argv) {
+    if (argc < 4) die("tokenize-time MODEL FILE [--repeat N]");
+    int repeat = 3;
+    for (int i = 4; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[i + 1]);
+    size_t len;
+    char *text = read_all(argv[3], &len);
+    struct llama_model *m = load_model(argv[2], true);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    double best = 1e30;
+    int k = 0;
+    for (int r = 0; r < repeat; r++) {
+        double t0 = now_ms();
+        llama_token *t = tokenize(v, text, len, true, true, &k);
+        double t1 = now_ms() - t0;
+        free(t);
+        if (t1 < best) best = t1;
+    }
+    printf("tokens %d best_ms %.3f\n", k, best);
+    free(text);
     llama_model_free(m);
     return 0;
 }
@@ -575,6 +634,8 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "tokenize-batch")) return cmd_tokenize_batch(argc, argv);
     if (!strcmp(c, "pieces")) return cmd_pieces(argc, argv);
     if (!strcmp(c, "detokenize-batch")) return cmd_detokenize_batch(argc, argv);
+    if (!strcmp(c, "vocab-info")) return cmd_vocab_info(argc, argv);
+    if (!strcmp(c, "tokenize-time")) return cmd_tokenize_time(argc, argv);
     if (!strcmp(c, "greedy")) return cmd_greedy(argc, argv);
     if (!strcmp(c, "logits")) return cmd_logits(argc, argv);
     if (!strcmp(c, "quantize")) return cmd_quantize(argc, argv);
