@@ -10,52 +10,63 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "base/error.h"
 #include "pocketllm.h"
+#include "quant/ref.h"
+
+/* Row helpers: a weight type with its dot against `act`, and an activation
+ * type (one that is some weight type's vec_dot_type). */
+#define PL_KERNELS(t, act) \
+    .to_float = pl_ref_##t##_to_float, .from_float = pl_ref_##t##_from_float, .vec_dot_type = (act), \
+    .vec_dot = pl_ref_##t##_vec_dot
+#define PL_ACT(t) .act_from_float = pl_ref_##t##_act
 
 static const pl_type_traits pl_types[PL_TYPE_COUNT] = {
-    [0] = {"f32", 1, 4, false},
-    [1] = {"f16", 1, 2, false},
-    [2] = {"q4_0", 32, 18, true},
-    [3] = {"q4_1", 32, 20, true},
-    [4] = {"q4_2 (removed)", 0, 0, true},
-    [5] = {"q4_3 (removed)", 0, 0, true},
-    [6] = {"q5_0", 32, 22, true},
-    [7] = {"q5_1", 32, 24, true},
-    [8] = {"q8_0", 32, 34, true},
-    [9] = {"q8_1", 32, 36, true},
-    [10] = {"q2_K", 256, 84, true},
-    [11] = {"q3_K", 256, 110, true},
-    [12] = {"q4_K", 256, 144, true},
-    [13] = {"q5_K", 256, 176, true},
-    [14] = {"q6_K", 256, 210, true},
-    [15] = {"q8_K", 256, 292, true},
-    [16] = {"iq2_xxs", 256, 66, true},
-    [17] = {"iq2_xs", 256, 74, true},
-    [18] = {"iq3_xxs", 256, 98, true},
-    [19] = {"iq1_s", 256, 50, true},
-    [20] = {"iq4_nl", 32, 18, true},
-    [21] = {"iq3_s", 256, 110, true},
-    [22] = {"iq2_s", 256, 82, true},
-    [23] = {"iq4_xs", 256, 136, true},
-    [24] = {"i8", 1, 1, false},
-    [25] = {"i16", 1, 2, false},
-    [26] = {"i32", 1, 4, false},
-    [27] = {"i64", 1, 8, false},
-    [28] = {"f64", 1, 8, false},
-    [29] = {"iq1_m", 256, 56, true},
-    [30] = {"bf16", 1, 2, false},
-    [31] = {"q4_0_4_4 (removed)", 0, 0, true},
-    [32] = {"q4_0_4_8 (removed)", 0, 0, true},
-    [33] = {"q4_0_8_8 (removed)", 0, 0, true},
-    [34] = {"tq1_0", 256, 54, true},
-    [35] = {"tq2_0", 256, 66, true},
-    [36] = {"iq4_nl_4_4 (removed)", 0, 0, true},
-    [37] = {"iq4_nl_4_8 (removed)", 0, 0, true},
-    [38] = {"iq4_nl_8_8 (removed)", 0, 0, true},
-    [39] = {"mxfp4", 32, 17, true},
-    [40] = {"nvfp4", 64, 36, true},
-    [41] = {"q1_0", 128, 18, true},
-    [42] = {"q2_0", 64, 18, true},
+    [0] = {.name = "f32", .block = 1, .bytes = 4, .quantized = false, PL_KERNELS(f32, PL_TYPE_F32), PL_ACT(f32)},
+    [1] = {.name = "f16", .block = 1, .bytes = 2, .quantized = false, PL_KERNELS(f16, PL_TYPE_F16), PL_ACT(f16)},
+    [2] = {.name = "q4_0", .block = 32, .bytes = 18, .quantized = true},
+    [3] = {.name = "q4_1", .block = 32, .bytes = 20, .quantized = true},
+    [4] = {.name = "q4_2 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [5] = {.name = "q4_3 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [6] = {.name = "q5_0", .block = 32, .bytes = 22, .quantized = true},
+    [7] = {.name = "q5_1", .block = 32, .bytes = 24, .quantized = true},
+    [8] = {.name = "q8_0", .block = 32, .bytes = 34, .quantized = true, PL_KERNELS(q8_0, PL_TYPE_Q8_0), PL_ACT(q8_0)},
+    [9] = {.name = "q8_1", .block = 32, .bytes = 36, .quantized = true, .to_float = pl_ref_q8_1_to_float, .from_float = pl_ref_q8_1_from_float,
+           .vec_dot_type = PL_TYPE_Q8_1, PL_ACT(q8_1)},
+    [10] = {.name = "q2_K", .block = 256, .bytes = 84, .quantized = true},
+    [11] = {.name = "q3_K", .block = 256, .bytes = 110, .quantized = true},
+    [12] = {.name = "q4_K", .block = 256, .bytes = 144, .quantized = true},
+    [13] = {.name = "q5_K", .block = 256, .bytes = 176, .quantized = true},
+    [14] = {.name = "q6_K", .block = 256, .bytes = 210, .quantized = true},
+    [15] = {.name = "q8_K", .block = 256, .bytes = 292, .quantized = true, .to_float = pl_ref_q8_K_to_float, .from_float = pl_ref_q8_K_from_float,
+            .vec_dot_type = PL_TYPE_Q8_K, PL_ACT(q8_K)},
+    [16] = {.name = "iq2_xxs", .block = 256, .bytes = 66, .quantized = true},
+    [17] = {.name = "iq2_xs", .block = 256, .bytes = 74, .quantized = true},
+    [18] = {.name = "iq3_xxs", .block = 256, .bytes = 98, .quantized = true},
+    [19] = {.name = "iq1_s", .block = 256, .bytes = 50, .quantized = true},
+    [20] = {.name = "iq4_nl", .block = 32, .bytes = 18, .quantized = true},
+    [21] = {.name = "iq3_s", .block = 256, .bytes = 110, .quantized = true},
+    [22] = {.name = "iq2_s", .block = 256, .bytes = 82, .quantized = true},
+    [23] = {.name = "iq4_xs", .block = 256, .bytes = 136, .quantized = true},
+    [24] = {.name = "i8", .block = 1, .bytes = 1, .quantized = false},
+    [25] = {.name = "i16", .block = 1, .bytes = 2, .quantized = false},
+    [26] = {.name = "i32", .block = 1, .bytes = 4, .quantized = false},
+    [27] = {.name = "i64", .block = 1, .bytes = 8, .quantized = false},
+    [28] = {.name = "f64", .block = 1, .bytes = 8, .quantized = false},
+    [29] = {.name = "iq1_m", .block = 256, .bytes = 56, .quantized = true},
+    [30] = {.name = "bf16", .block = 1, .bytes = 2, .quantized = false, PL_KERNELS(bf16, PL_TYPE_BF16), PL_ACT(bf16)},
+    [31] = {.name = "q4_0_4_4 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [32] = {.name = "q4_0_4_8 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [33] = {.name = "q4_0_8_8 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [34] = {.name = "tq1_0", .block = 256, .bytes = 54, .quantized = true},
+    [35] = {.name = "tq2_0", .block = 256, .bytes = 66, .quantized = true},
+    [36] = {.name = "iq4_nl_4_4 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [37] = {.name = "iq4_nl_4_8 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [38] = {.name = "iq4_nl_8_8 (removed)", .block = 0, .bytes = 0, .quantized = true},
+    [39] = {.name = "mxfp4", .block = 32, .bytes = 17, .quantized = true},
+    [40] = {.name = "nvfp4", .block = 64, .bytes = 36, .quantized = true},
+    [41] = {.name = "q1_0", .block = 128, .bytes = 18, .quantized = true},
+    [42] = {.name = "q2_0", .block = 64, .bytes = 18, .quantized = true},
 };
 
 const pl_type_traits *pl_type_get(uint32_t type) {
@@ -69,6 +80,23 @@ bool pl_type_row_bytes(uint32_t type, uint64_t n, uint64_t *bytes) {
     const pl_type_traits *t = &pl_types[type];
     if (n % t->block != 0) return false;
     return pl_mul_u64(n / t->block, t->bytes, bytes);
+}
+
+pocketllm_status pl_quant_from_float(uint32_t type, const float *src, void *dst, int64_t nrows,
+                                     int64_t n_per_row, const float *imatrix) {
+    const pl_type_traits *t = pl_type_get(type);
+    if (!t || !pl_type_valid(type) || !t->from_float)
+        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "quantize: no encoder for type %s", t ? t->name : "(unknown)");
+    uint64_t row_bytes;
+    if (nrows < 0 || n_per_row <= 0 || !pl_type_row_bytes(type, (uint64_t)n_per_row, &row_bytes))
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "quantize: a row of %lld values is not whole %s blocks of %u",
+                       (long long)n_per_row, t->name, t->block);
+    if (t->requires_imatrix && !imatrix)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT,
+                       "quantize: %s needs an importance matrix (it is unusable without one)", t->name);
+    for (int64_t r = 0; r < nrows; r++)
+        t->from_float(src + r * n_per_row, (uint8_t *)dst + (uint64_t)r * row_bytes, n_per_row, imatrix);
+    return POCKETLLM_OK;
 }
 
 uint32_t pocketllm_type_count(void) { return PL_TYPE_COUNT; }

@@ -1,14 +1,18 @@
 /*
  * types.h -- the table of tensor element types, indexed by ggml type id:
- * name, elements per block, bytes per block.  A type is known to the file
- * reader when it has a row here; what can be computed on it is decided by
- * the kernels, not by this table.
+ * name, elements per block, bytes per block, and the scalar reference
+ * kernels of every type the engine computes with.  A quant type is added by
+ * adding its row here and its kernels in src/quant/; nothing else switches
+ * on the type.  The host's fastest kernels (SIMD chosen at run time) come
+ * from pl_quant_kernels() in quant/kernels.h and are tested against these.
  */
 #ifndef PL_TYPES_H
 #define PL_TYPES_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "pocketllm.h"
 
 /* ggml type ids as of llama.cpp v0.4.0 (ggml.h, enum ggml_type). */
 enum pl_type {
@@ -50,12 +54,19 @@ enum pl_type {
     PL_TYPE_COUNT = 43
 };
 
-/* Decode n elements (whole blocks) to f32. */
+/* Decode n elements (whole blocks) to f32; bit for bit llama.cpp's
+ * to_float.  Reads exactly n / block blocks. */
 typedef void (*pl_to_float_fn)(const void *src, float *dst, int64_t n);
 /* Encode one row of n f32 values (whole blocks), byte-equal to llama.cpp's
  * ggml_quantize_chunk for the same row; imatrix (n importance weights, may
- * be NULL) is used by the types whose quantizer takes one. */
+ * be NULL) is used by the types whose quantizer takes one.  A row is the
+ * unit: some quantizers use statistics of the whole row.  Callers should go
+ * through pl_quant_from_float(), which checks n and the imatrix rule. */
 typedef void (*pl_from_float_fn)(const float *src, void *dst, int64_t n, const float *imatrix);
+/* Convert one activation row of n f32 values to this (vec_dot) type the
+ * way llama.cpp's x86 CPU backend does before its dot products (for q8_0
+ * and q8_1 that is NOT the ggml_quantize_chunk rounding; see ref_q8.c). */
+typedef void (*pl_act_from_float_fn)(const float *src, void *dst, int64_t n);
 /* Dot product of one weight row (this type) with one activation row (in
  * vec_dot_type), both n elements long. */
 typedef float (*pl_vec_dot_fn)(int64_t n, const void *w, const void *a);
@@ -66,13 +77,17 @@ typedef struct pl_type_traits {
     uint32_t bytes;     /* bytes per block */
     bool quantized;
     /* Filled for the types the engine computes with; NULL otherwise.  These
-     * are the scalar reference versions -- short, obvious, normative.  The
-     * host's fastest versions (SIMD chosen at run time) are exposed
-     * separately by the quant module and tested against these. */
+     * are the scalar reference versions -- short, obvious, normative. */
     pl_to_float_fn to_float;
     pl_from_float_fn from_float;
     uint32_t vec_dot_type;  /* the type activations are converted to for vec_dot */
     pl_vec_dot_fn vec_dot;
+    /* Only on rows that are some type's vec_dot_type (f32, f16, bf16, q8_0,
+     * q8_1, q8_K). */
+    pl_act_from_float_fn act_from_float;
+    /* from_float refuses to run without an importance matrix (IQ1/IQ2:
+     * garbage without one, and llama.cpp refuses too). */
+    bool requires_imatrix;
 } pl_type_traits;
 
 /* Row for `type`, or NULL when the id is outside the table. */
@@ -84,5 +99,13 @@ bool pl_type_valid(uint32_t type);
 /* Bytes for n elements of `type` (n a multiple of the block size); false
  * when the type is invalid, n is not whole blocks, or the size overflows. */
 bool pl_type_row_bytes(uint32_t type, uint64_t n, uint64_t *bytes);
+
+/* Quantize nrows rows of n_per_row f32 values into dst (nrows whole rows of
+ * `type`), byte-equal to ggml_quantize_chunk(type, src, dst, 0, nrows,
+ * n_per_row, imatrix).  imatrix holds n_per_row weights shared by every row,
+ * or is NULL.  Fails with a message when the type has no encoder, n_per_row
+ * is not whole blocks, or the type requires an imatrix and none is given. */
+pocketllm_status pl_quant_from_float(uint32_t type, const float *src, void *dst, int64_t nrows,
+                                     int64_t n_per_row, const float *imatrix);
 
 #endif

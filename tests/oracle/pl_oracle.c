@@ -23,6 +23,9 @@
  *   pl_oracle to-float TYPE IN OUT
  *   pl_oracle quantize-chunk TYPE IN OUT ROW_LENGTH [--imatrix-row F]
  *   pl_oracle half-check
+ *   pl_oracle cpu-variant
+ *   pl_oracle vec-dot TYPE W A N OUT [--variant V]
+ *   pl_oracle act-quantize TYPE IN OUT N [--variant V]
  * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
  *
  * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
@@ -35,7 +38,17 @@
  * token (llama_vocab_get_attr, llama_vocab_is_eog).  tokenize-time prints
  * "tokens N best_ms T": the best of N llama_tokenize calls on FILE
  * (add_special and parse_special on), load time excluded.
+ *
+ * CPU-backend kernels (vec-dot, act-quantize) come from one of the
+ * prebuilt libggml-cpu-<V>.so variants: V = "best" (default: the one
+ * ggml loads on this host), or a name such as x64 (no SIMD: ggml's generic
+ * scalar kernels), haswell (AVX2), zen4 (AVX-512).  cpu-variant prints the
+ * path of the best one.  vec-dot: W holds R rows of TYPE with N elements
+ * each, A holds R rows of TYPE's vec_dot_type; OUT gets R f32 results of
+ * ggml's vec_dot.  act-quantize: IN holds rows of N f32; OUT gets them
+ * through the backend's from_float of TYPE (how activations are quantized).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -48,6 +61,7 @@
 
 #include "base/half.h"
 #include "ggml-backend.h"
+#include "ggml-cpu.h"
 #include "ggml.h"
 #include "gguf/gguf.h"
 #include "llama.h"
@@ -625,6 +639,95 @@ static int cmd_half_check(void) {
     return bad ? 1 : 0;
 }
 
+/* Path of the CPU backend library ggml chose for this host. */
+static const char *best_cpu_library(void) {
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
+    if (!reg) die("no CPU backend loaded");
+    void *fn = ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    Dl_info info;
+    if (!fn || !dladdr(fn, &info) || !info.dli_fname) die("cannot locate the CPU backend library");
+    return info.dli_fname;
+}
+
+typedef const struct ggml_type_traits_cpu *(*cpu_traits_fn)(enum ggml_type);
+
+/* type_traits_cpu of the named variant, after that library's ggml_cpu_init. */
+static cpu_traits_fn cpu_variant(const char *variant) {
+    char path[4096];
+    if (!variant || !strcmp(variant, "best")) {
+        snprintf(path, sizeof path, "%s", best_cpu_library());
+    } else {
+        const char *dir = getenv("PL_ORACLE_LIBDIR");
+#ifdef PL_ORACLE_LIBDIR_DEFAULT
+        if (!dir) dir = PL_ORACLE_LIBDIR_DEFAULT;
+#endif
+        if (!dir) die("PL_ORACLE_LIBDIR is not set");
+        snprintf(path, sizeof path, "%s/libggml-cpu-%s.so", dir, variant);
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) die("cannot load %s: %s", path, dlerror());
+    void (*init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
+    cpu_traits_fn traits = (cpu_traits_fn)dlsym(h, "ggml_get_type_traits_cpu");
+    if (!init || !traits) die("%s lacks ggml_cpu_init / ggml_get_type_traits_cpu", path);
+    init();
+    return traits;
+}
+
+static const char *variant_opt(int argc, char **argv, int first) {
+    for (int i = first; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--variant")) return argv[i + 1];
+    return "best";
+}
+
+static int cmd_cpu_variant(void) {
+    printf("%s\n", best_cpu_library());
+    return 0;
+}
+
+static int cmd_vec_dot(int argc, char **argv) {
+    if (argc < 7) die("vec-dot TYPE W A N OUT [--variant V]");
+    enum ggml_type t = type_by_name(argv[2]);
+    const struct ggml_type_traits_cpu *tr = cpu_variant(variant_opt(argc, argv, 7))(t);
+    if (!tr->vec_dot) die("%s has no vec_dot", argv[2]);
+    int64_t n = atoll(argv[5]);
+    if (n <= 0 || n % ggml_blck_size(t) || n % ggml_blck_size(tr->vec_dot_type)) die("bad row length");
+    size_t wn, an, wrow = ggml_row_size(t, n), arow = ggml_row_size(tr->vec_dot_type, n);
+    uint8_t *w = read_all(argv[3], &wn), *a = read_all(argv[4], &an);
+    if (wn % wrow || an % arow || wn / wrow != an / arow) die("W and A must hold the same number of whole rows");
+    size_t rows = wn / wrow;
+    FILE *f = open_out(argv[6]);
+    for (size_t r = 0; r < rows; r++) {
+        float s = 0.0f;
+        tr->vec_dot((int)n, &s, 0, w + r * wrow, 0, a + r * arow, 0, 1);
+        fwrite(&s, sizeof s, 1, f);
+    }
+    fclose(f);
+    free(w);
+    free(a);
+    return 0;
+}
+
+static int cmd_act_quantize(int argc, char **argv) {
+    if (argc < 6) die("act-quantize TYPE IN OUT N [--variant V]");
+    enum ggml_type t = type_by_name(argv[2]);
+    const struct ggml_type_traits_cpu *tr = cpu_variant(variant_opt(argc, argv, 6))(t);
+    if (!tr->from_float) die("%s has no from_float in the CPU backend", argv[2]);
+    int64_t n = atoll(argv[5]);
+    size_t bytes;
+    float *in = read_all(argv[3], &bytes);
+    if (n <= 0 || n % ggml_blck_size(t) || bytes % (sizeof(float) * (size_t)n)) die("input is not whole rows of N");
+    size_t rows = bytes / (sizeof(float) * (size_t)n), orow = ggml_row_size(t, n);
+    /* zeroed so that bytes a quantizer leaves untouched compare equal */
+    uint8_t *out = calloc(rows ? rows : 1, orow);
+    for (size_t r = 0; r < rows; r++) tr->from_float(in + r * (size_t)n, out + r * orow, n);
+    FILE *f = open_out(argv[4]);
+    fwrite(out, orow, rows, f);
+    fclose(f);
+    free(in);
+    free(out);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) die("usage: see the comment at the top of tests/oracle/pl_oracle.c");
     const char *c = argv[1];
@@ -642,6 +745,9 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "to-float")) return cmd_to_float(argc, argv);
     if (!strcmp(c, "quantize-chunk")) return cmd_quantize_chunk(argc, argv);
     if (!strcmp(c, "half-check")) return cmd_half_check();
+    if (!strcmp(c, "cpu-variant")) return cmd_cpu_variant();
+    if (!strcmp(c, "vec-dot")) return cmd_vec_dot(argc, argv);
+    if (!strcmp(c, "act-quantize")) return cmd_act_quantize(argc, argv);
     die("unknown subcommand %s", c);
     return 2;
 }

@@ -1,0 +1,86 @@
+/*
+ * kernels.c -- run-time choice of quant kernels: builds one table per tier
+ * at first use (scalar from the type table's references, each higher tier
+ * starting as a copy of the one below and overriding what its ISA file
+ * implements), then answers lookups from those tables.
+ */
+#include "quant/kernels.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cpu.h"
+#include "quant/kernels_x86.h"
+
+static pl_quant_kernel_set tables[PL_TIER_COUNT][PL_TYPE_COUNT];
+static pl_quant_tier best_tier;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static const char *tier_names[PL_TIER_COUNT] = {"scalar", "avx2", "avx512"};
+
+const char *pl_quant_tier_name(pl_quant_tier tier) {
+    return (unsigned)tier < PL_TIER_COUNT ? tier_names[tier] : NULL;
+}
+
+int pl_quant_tier_from_name(const char *name) {
+    for (int i = 0; name && i < PL_TIER_COUNT; i++)
+        if (!strcmp(name, tier_names[i])) return i;
+    return -1;
+}
+
+bool pl_quant_tier_supported(pl_quant_tier tier) {
+    uint32_t f = pl_cpu_features();
+    const uint32_t avx2 = POCKETLLM_CPU_AVX2 | POCKETLLM_CPU_FMA | POCKETLLM_CPU_F16C;
+    const uint32_t avx512 = avx2 | POCKETLLM_CPU_AVX512F | POCKETLLM_CPU_AVX512BW | POCKETLLM_CPU_AVX512VL |
+                            POCKETLLM_CPU_AVX512VNNI;
+    switch (tier) {
+    case PL_TIER_SCALAR: return true;
+#if defined(__x86_64__)
+    case PL_TIER_AVX2: return (f & avx2) == avx2;
+    case PL_TIER_AVX512: return (f & avx512) == avx512;
+#endif
+    default: return false;
+    }
+}
+
+static void build_tables(void) {
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
+        const pl_type_traits *tr = pl_type_get(t);
+        tables[PL_TIER_SCALAR][t] = (pl_quant_kernel_set){PL_TIER_SCALAR, tr->vec_dot, tr->act_from_float, tr->to_float};
+    }
+    for (int k = 1; k < PL_TIER_COUNT; k++) {
+        memcpy(tables[k], tables[k - 1], sizeof tables[k]);
+        for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) tables[k][t].tier = (pl_quant_tier)k;
+    }
+#if defined(__x86_64__)
+    pl_quant_fill_avx2(tables[PL_TIER_AVX2]);
+    memcpy(tables[PL_TIER_AVX512], tables[PL_TIER_AVX2], sizeof tables[PL_TIER_AVX512]);
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) tables[PL_TIER_AVX512][t].tier = PL_TIER_AVX512;
+    pl_quant_fill_avx512(tables[PL_TIER_AVX512]);
+#endif
+    best_tier = PL_TIER_SCALAR;
+    for (int k = PL_TIER_COUNT - 1; k > 0; k--)
+        if (pl_quant_tier_supported((pl_quant_tier)k)) {
+            best_tier = (pl_quant_tier)k;
+            break;
+        }
+    int cap = pl_quant_tier_from_name(getenv("POCKETLLM_CPU_TIER"));
+    if (cap >= 0 && (pl_quant_tier)cap < best_tier) best_tier = (pl_quant_tier)cap;
+}
+
+pl_quant_tier pl_quant_best_tier(void) {
+    pthread_once(&once, build_tables);
+    return best_tier;
+}
+
+const pl_quant_kernel_set *pl_quant_kernels(uint32_t type) {
+    pthread_once(&once, build_tables);
+    return type < PL_TYPE_COUNT ? &tables[best_tier][type] : NULL;
+}
+
+const pl_quant_kernel_set *pl_quant_kernels_tier(uint32_t type, pl_quant_tier tier) {
+    pthread_once(&once, build_tables);
+    if (type >= PL_TYPE_COUNT || (unsigned)tier >= PL_TIER_COUNT || !pl_quant_tier_supported(tier)) return NULL;
+    return &tables[tier][type];
+}

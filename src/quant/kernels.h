@@ -1,0 +1,57 @@
+/*
+ * kernels.h -- the host's fastest quant kernels, chosen at run time.
+ *
+ * The binary carries every tier (scalar; AVX2+FMA+F16C; AVX-512
+ * F/BW/VL/VNNI), each ISA compiled in its own file with its own flags, and
+ * picks per type the highest tier the CPU runs.  A tier that has no kernel
+ * of its own for a type falls back to the next lower tier's.  Every tier is
+ * tested against the scalar reference of the type table (quant/types.h).
+ *
+ * POCKETLLM_CPU_TIER=scalar|avx2|avx512 in the environment caps the tier
+ * (read once, at first use) so a whole run can be repeated on a lower tier.
+ */
+#ifndef PL_QUANT_KERNELS_H
+#define PL_QUANT_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "quant/types.h"
+
+typedef enum pl_quant_tier {
+    PL_TIER_SCALAR = 0,
+    PL_TIER_AVX2 = 1,   /* AVX2, FMA, F16C */
+    PL_TIER_AVX512 = 2, /* AVX-512 F, BW, VL, VNNI (plus the AVX2 set) */
+    PL_TIER_COUNT = 3
+} pl_quant_tier;
+
+typedef struct pl_quant_kernel_set {
+    pl_quant_tier tier;                  /* the tier this set was built for */
+    pl_vec_dot_fn vec_dot;               /* weight row . activation row (vec_dot_type) */
+    pl_act_from_float_fn act_from_float; /* only on activation types */
+    pl_to_float_fn to_float;             /* decode */
+} pl_quant_kernel_set;
+
+/* The fastest kernels this host runs for `type` (within the env cap); NULL
+ * for an id outside the table.  Members are NULL where the type has no such
+ * kernel (e.g. no vec_dot for an activation-only type). */
+const pl_quant_kernel_set *pl_quant_kernels(uint32_t type);
+
+/* The kernels of exactly `tier` for `type` (lower-tier fallbacks filled
+ * in); NULL when this host cannot run that tier or the id is invalid.
+ * Ignores the env cap: for tests that force each tier. */
+const pl_quant_kernel_set *pl_quant_kernels_tier(uint32_t type, pl_quant_tier tier);
+
+/* True when the CPU (and OS) support every instruction the tier uses. */
+bool pl_quant_tier_supported(pl_quant_tier tier);
+
+/* The highest tier pl_quant_kernels() uses on this host. */
+pl_quant_tier pl_quant_best_tier(void);
+
+/* "scalar", "avx2", "avx512"; NULL for anything else. */
+const char *pl_quant_tier_name(pl_quant_tier tier);
+
+/* Tier by name (as above); -1 when unknown. */
+int pl_quant_tier_from_name(const char *name);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * kernels_avx2.c -- the AVX2 (+FMA, F16C) tier: dot products of the float
+ * types and of q8_0, and the q8_0 activation encoder.  Compiled with
+ * -mavx2 -mfma -mf16c (CMakeLists.txt) and only called after the CPU check
+ * in kernels.c.  Integer block sums are the reference's integers; only the
+ * order of float accumulation differs from the scalar reference.
+ */
+#if defined(__x86_64__)
+#include "quant/blocks.h"
+#include "quant/kernels_x86.h"
+#include "quant/simd_x86.h"
+
+static float dot_f32(int64_t n, const void *w, const void *a) {
+    const float *x = w, *y = a;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), s0);
+    float sum = pl_hsum_ps256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) sum += x[i] * y[i];
+    return sum;
+}
+
+static inline __m256 load_f16x8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+static inline __m256 load_bf16x8(const uint16_t *p) {
+    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+static float dot_f16(int64_t n, const void *w, const void *a) {
+    const uint16_t *x = w, *y = a;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(load_f16x8(x + i), load_f16x8(y + i), s0);
+        s1 = _mm256_fmadd_ps(load_f16x8(x + i + 8), load_f16x8(y + i + 8), s1);
+        s2 = _mm256_fmadd_ps(load_f16x8(x + i + 16), load_f16x8(y + i + 16), s2);
+        s3 = _mm256_fmadd_ps(load_f16x8(x + i + 24), load_f16x8(y + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(load_f16x8(x + i), load_f16x8(y + i), s0);
+    float sum = pl_hsum_ps256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) sum += pl_f16_load(x[i]) * pl_f16_load(y[i]);
+    return sum;
+}
+
+static float dot_bf16(int64_t n, const void *w, const void *a) {
+    const uint16_t *x = w, *y = a;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(load_bf16x8(x + i), load_bf16x8(y + i), s0);
+        s1 = _mm256_fmadd_ps(load_bf16x8(x + i + 8), load_bf16x8(y + i + 8), s1);
+        s2 = _mm256_fmadd_ps(load_bf16x8(x + i + 16), load_bf16x8(y + i + 16), s2);
+        s3 = _mm256_fmadd_ps(load_bf16x8(x + i + 24), load_bf16x8(y + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(load_bf16x8(x + i), load_bf16x8(y + i), s0);
+    float sum = pl_hsum_ps256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) {
+        uint32_t a32 = (uint32_t)x[i] << 16, b32 = (uint32_t)y[i] << 16;
+        float fa, fb;
+        memcpy(&fa, &a32, 4);
+        memcpy(&fb, &b32, 4);
+        sum += fa * fb;
+    }
+    return sum;
+}
+
+/* f32 -> f16 activations: vcvtps2ph with round-to-nearest-even, the same
+ * bits as the scalar conversion. */
+static void act_f16(const float *src, void *dst, int64_t n) {
+    uint16_t *h = dst;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(h + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) h[i] = (uint16_t)_cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
+#define RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* One block of 32 activations -> q8_0 bytes and the 8 int32 lanes of the
+ * rounded values (q8_1 needs their sum). */
+static inline float q8_block(const float *x, int8_t *qs, __m256i *sum_lanes) {
+    __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8);
+    __m256 v2 = _mm256_loadu_ps(x + 16), v3 = _mm256_loadu_ps(x + 24);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 m = _mm256_andnot_ps(sign, v0);
+    m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v1));
+    m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v2));
+    m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v3));
+    const float amax = pl_hmax_ps256(m);
+    const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+    __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, id), RNE));
+    __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, id), RNE));
+    __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, id), RNE));
+    __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, id), RNE));
+    if (sum_lanes) *sum_lanes = _mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3));
+    /* packs work within 128-bit lanes; the permute restores element order */
+    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+    p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)qs, p);
+    return amax;
+}
+
+static void act_q8_0(const float *src, void *dst, int64_t n) {
+    pl_block_q8_0 *b = dst;
+    for (int64_t i = 0; i < n / 32; i++) {
+        float amax = q8_block(src + i * 32, b[i].qs, NULL);
+        b[i].d = (uint16_t)_cvtss_sh(amax / 127.0f, _MM_FROUND_TO_NEAREST_INT);
+    }
+}
+
+static void act_q8_1(const float *src, void *dst, int64_t n) {
+    pl_block_q8_1 *b = dst;
+    for (int64_t i = 0; i < n / 32; i++) {
+        __m256i lanes;
+        float amax = q8_block(src + i * 32, b[i].qs, &lanes);
+        float d = amax / 127.0f;
+        b[i].d = (uint16_t)_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+        b[i].s = (uint16_t)_cvtss_sh(d * (float)pl_hsum_epi32_256(lanes), _MM_FROUND_TO_NEAREST_INT);
+    }
+}
+
+static float dot_q8_0(int64_t n, const void *w, const void *a) {
+    const pl_block_q8_0 *x = w, *y = a;
+    const int64_t nb = n / 32;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        __m256i p0 = pl_dot_i8_256(_mm256_loadu_si256((const __m256i *)x[i].qs),
+                                   _mm256_loadu_si256((const __m256i *)y[i].qs));
+        __m256i p1 = pl_dot_i8_256(_mm256_loadu_si256((const __m256i *)x[i + 1].qs),
+                                   _mm256_loadu_si256((const __m256i *)y[i + 1].qs));
+        __m256 d0 = _mm256_set1_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d));
+        __m256 d1 = _mm256_set1_ps(pl_f16_load(x[i + 1].d) * pl_f16_load(y[i + 1].d));
+        acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(p0), acc0);
+        acc1 = _mm256_fmadd_ps(d1, _mm256_cvtepi32_ps(p1), acc1);
+    }
+    for (; i < nb; i++) {
+        __m256i p = pl_dot_i8_256(_mm256_loadu_si256((const __m256i *)x[i].qs),
+                                  _mm256_loadu_si256((const __m256i *)y[i].qs));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d)), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return pl_hsum_ps256(_mm256_add_ps(acc0, acc1));
+}
+
+void pl_quant_fill_avx2(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
+    t[PL_TYPE_F32].vec_dot = dot_f32;
+    t[PL_TYPE_F16].vec_dot = dot_f16;
+    t[PL_TYPE_F16].act_from_float = act_f16;
+    t[PL_TYPE_BF16].vec_dot = dot_bf16;
+    t[PL_TYPE_Q8_0].vec_dot = dot_q8_0;
+    t[PL_TYPE_Q8_0].act_from_float = act_q8_0;
+    t[PL_TYPE_Q8_1].act_from_float = act_q8_1;
+}
+#endif

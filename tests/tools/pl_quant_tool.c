@@ -1,0 +1,270 @@
+/*
+ * pl_quant_tool.c -- PocketLLM's side of the quant comparisons with
+ * llama.cpp (tests/oracle/test_quant_*.sh): makes test inputs, runs our
+ * kernels on files the oracle also reads, and compares the results.
+ *
+ *   pl_quant_tool gen-blocks TYPE NBLOCKS SEED MODE OUT    MODE: random|wild|exact|edge
+ *   pl_quant_tool gen-rows N NROWS SEED OUT                 rows of every distribution in turn
+ *   pl_quant_tool gen-imatrix N SEED OUT
+ *   pl_quant_tool to-float TYPE IN OUT [--tier T]
+ *   pl_quant_tool quantize TYPE IN OUT N [--imatrix F]     rows through pl_quant_from_float
+ *   pl_quant_tool act TYPE IN OUT N [--tier T]             activation encoder, row by row
+ *   pl_quant_tool vec-dot TYPE W A N OUT [--tier T]
+ *   pl_quant_tool cmp-bits A B                             byte-identical files (f32 NaNs by bits)
+ *   pl_quant_tool cmp-dot TYPE W A N OURS THEIRS [--exact] within qt_dot_tolerance (--exact: identical)
+ *   pl_quant_tool types WHAT      lines "TYPE VEC_DOT_TYPE BLOCK VEC_DOT_BLOCK" of the types with
+ *                                 a kernel WHAT: dot|decode|encode|act
+ * Exit 0 on success/agreement, 1 on disagreement or error (one line why).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/quant_testdata.h"
+#include "quant/kernels.h"
+#include "quant/types.h"
+
+static int fail(const char *msg, const char *arg) {
+    fprintf(stderr, "pl_quant_tool: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
+    return 1;
+}
+
+static void *read_file(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = malloc(sz > 0 ? (size_t)sz : 1);
+    if (!p || (sz > 0 && fread(p, 1, (size_t)sz, f) != (size_t)sz)) {
+        fclose(f);
+        free(p);
+        return NULL;
+    }
+    fclose(f);
+    *n = (size_t)(sz > 0 ? sz : 0);
+    return p;
+}
+
+static int write_file(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n) return fail("cannot write", path);
+    fclose(f);
+    return 0;
+}
+
+static int type_arg(const char *name) {
+    int t = pocketllm_type_from_name(name);
+    if (t < 0) fprintf(stderr, "pl_quant_tool: unknown type %s\n", name);
+    return t;
+}
+
+static const pl_quant_kernel_set *tier_kernels(uint32_t type, int argc, char **argv) {
+    for (int i = 0; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--tier")) {
+            int tier = pl_quant_tier_from_name(argv[i + 1]);
+            return tier < 0 ? NULL : pl_quant_kernels_tier(type, (pl_quant_tier)tier);
+        }
+    return pl_quant_kernels(type);
+}
+
+static size_t row_bytes(uint32_t type, int64_t n) {
+    uint64_t b = 0;
+    return pl_type_row_bytes(type, (uint64_t)n, &b) ? (size_t)b : 0;
+}
+
+static int cmd_gen_blocks(char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    int64_t nb = atoll(argv[3]);
+    pl_rng r;
+    pl_rng_seed(&r, strtoull(argv[4], NULL, 10));
+    const char *m = argv[5];
+    qt_mode mode = !strcmp(m, "random") ? QT_RANDOM : !strcmp(m, "wild") ? QT_WILD : !strcmp(m, "exact") ? QT_EXACT
+                   : !strcmp(m, "edge") ? QT_EDGE : (qt_mode)-1;
+    if ((int)mode < 0 || nb <= 0) return fail("bad mode or count", m);
+    size_t bytes = (size_t)nb * pl_type_get((uint32_t)t)->bytes;
+    void *p = calloc(1, bytes);
+    qt_gen_blocks((uint32_t)t, mode, &r, p, nb);
+    int rc = write_file(argv[6], p, bytes);
+    free(p);
+    return rc;
+}
+
+static int cmd_gen_rows(char **argv) {
+    int64_t n = atoll(argv[2]), rows = atoll(argv[3]);
+    if (n <= 0 || rows <= 0) return fail("bad shape", NULL);
+    pl_rng r;
+    pl_rng_seed(&r, strtoull(argv[4], NULL, 10));
+    float *x = malloc(sizeof(float) * (size_t)(n * rows));
+    for (int64_t i = 0; i < rows; i++) qt_gen_floats(&r, x + i * n, n, (int)(i % QT_DISTS));
+    int rc = write_file(argv[5], x, sizeof(float) * (size_t)(n * rows));
+    free(x);
+    return rc;
+}
+
+static int cmd_gen_imatrix(char **argv) {
+    int64_t n = atoll(argv[2]);
+    if (n <= 0) return fail("bad length", NULL);
+    pl_rng r;
+    pl_rng_seed(&r, strtoull(argv[3], NULL, 10));
+    float *x = malloc(sizeof(float) * (size_t)n);
+    qt_gen_imatrix(&r, x, n);
+    int rc = write_file(argv[4], x, sizeof(float) * (size_t)n);
+    free(x);
+    return rc;
+}
+
+static int cmd_to_float(int argc, char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
+    if (!k || !k->to_float) return fail("no decoder (or tier unsupported) for", argv[2]);
+    size_t n;
+    void *in = read_file(argv[3], &n);
+    const pl_type_traits *tr = pl_type_get((uint32_t)t);
+    if (!in || n % tr->bytes) return fail("input is not whole blocks:", argv[3]);
+    int64_t count = (int64_t)(n / tr->bytes) * tr->block;
+    float *out = malloc(sizeof(float) * (size_t)(count ? count : 1));
+    k->to_float(in, out, count);
+    int rc = write_file(argv[4], out, sizeof(float) * (size_t)count);
+    free(in), free(out);
+    return rc;
+}
+
+static int cmd_quantize(int argc, char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    int64_t n = atoll(argv[5]);
+    size_t bytes, ib = 0;
+    float *x = read_file(argv[3], &bytes), *im = NULL;
+    if (!x || n <= 0 || bytes % (sizeof(float) * (size_t)n)) return fail("input is not whole rows", argv[3]);
+    if (argc > 7 && !strcmp(argv[6], "--imatrix")) {
+        im = read_file(argv[7], &ib);
+        if (!im || ib != sizeof(float) * (size_t)n) return fail("imatrix must hold one row:", argv[7]);
+    }
+    int64_t rows = (int64_t)(bytes / (sizeof(float) * (size_t)n));
+    size_t rb = row_bytes((uint32_t)t, n);
+    if (!rb) return fail("row length is not whole blocks of", argv[2]);
+    uint8_t *out = calloc((size_t)rows ? (size_t)rows : 1, rb);
+    if (pl_quant_from_float((uint32_t)t, x, out, rows, n, im) != POCKETLLM_OK)
+        return fail(pocketllm_last_error(), NULL);
+    int rc = write_file(argv[4], out, rb * (size_t)rows);
+    free(x), free(im), free(out);
+    return rc;
+}
+
+static int cmd_act(int argc, char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
+    if (!k || !k->act_from_float) return fail("no activation encoder (or tier unsupported) for", argv[2]);
+    int64_t n = atoll(argv[5]);
+    size_t bytes;
+    float *x = read_file(argv[3], &bytes);
+    size_t rb = row_bytes((uint32_t)t, n);
+    if (!x || !rb || bytes % (sizeof(float) * (size_t)n)) return fail("input is not whole rows", argv[3]);
+    size_t rows = bytes / (sizeof(float) * (size_t)n);
+    uint8_t *out = calloc(rows ? rows : 1, rb);
+    for (size_t r = 0; r < rows; r++) k->act_from_float(x + r * (size_t)n, out + r * rb, n);
+    int rc = write_file(argv[4], out, rb * rows);
+    free(x), free(out);
+    return rc;
+}
+
+static int cmd_vec_dot(int argc, char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
+    if (!k || !k->vec_dot) return fail("no vec_dot (or tier unsupported) for", argv[2]);
+    int64_t n = atoll(argv[5]);
+    size_t wn, an, wr = row_bytes((uint32_t)t, n), ar = row_bytes(pl_type_get((uint32_t)t)->vec_dot_type, n);
+    uint8_t *w = read_file(argv[3], &wn), *a = read_file(argv[4], &an);
+    if (!w || !a || !wr || !ar || wn % wr || an % ar || wn / wr != an / ar) return fail("bad W/A rows", NULL);
+    size_t rows = wn / wr;
+    float *out = malloc(sizeof(float) * (rows ? rows : 1));
+    for (size_t r = 0; r < rows; r++) out[r] = k->vec_dot(n, w + r * wr, a + r * ar);
+    int rc = write_file(argv[6], out, sizeof(float) * rows);
+    free(w), free(a), free(out);
+    return rc;
+}
+
+static int cmd_cmp_bits(char **argv) {
+    size_t na, nb;
+    uint8_t *a = read_file(argv[2], &na), *b = read_file(argv[3], &nb);
+    if (!a || !b) return fail("cannot read inputs", NULL);
+    if (na != nb) {
+        fprintf(stderr, "pl_quant_tool: sizes differ: %zu vs %zu bytes\n", na, nb);
+        return 1;
+    }
+    size_t first = SIZE_MAX, count = 0;
+    for (size_t i = 0; i < na; i++)
+        if (a[i] != b[i]) {
+            if (first == SIZE_MAX) first = i;
+            count++;
+        }
+    if (count) fprintf(stderr, "pl_quant_tool: %zu of %zu bytes differ, first at byte %zu\n", count, na, first);
+    free(a), free(b);
+    return count ? 1 : 0;
+}
+
+static int cmd_cmp_dot(int argc, char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    int64_t n = atoll(argv[5]);
+    bool exact = argc > 8 && !strcmp(argv[8], "--exact");
+    size_t wn, an, on, tn, wr = row_bytes((uint32_t)t, n), ar = row_bytes(pl_type_get((uint32_t)t)->vec_dot_type, n);
+    uint8_t *w = read_file(argv[3], &wn), *a = read_file(argv[4], &an);
+    float *ours = read_file(argv[6], &on), *theirs = read_file(argv[7], &tn);
+    if (!w || !a || !ours || !theirs || !wr || !ar || on != tn || on / 4 != wn / wr) return fail("bad inputs", NULL);
+    size_t rows = on / 4, bad = 0;
+    double worst = 0.0;
+    for (size_t r = 0; r < rows; r++) {
+        double tol = exact ? 0.0 : qt_dot_tolerance((uint32_t)t, w + r * wr, a + r * ar, n);
+        double diff = fabs((double)ours[r] - (double)theirs[r]);
+        bool same = memcmp(&ours[r], &theirs[r], 4) == 0 || (isnan(ours[r]) && isnan(theirs[r]));
+        if (!same && !(diff <= tol)) {
+            if (bad++ < 3)
+                fprintf(stderr, "pl_quant_tool: %s row %zu: ours %.9g theirs %.9g (tolerance %.3g)\n", argv[2], r,
+                        ours[r], theirs[r], tol);
+        } else if (tol > 0) {
+            worst = fmax(worst, diff / tol);
+        }
+    }
+    printf("%s: %zu rows, %zu beyond tolerance, worst |diff|/tolerance %.4f\n", argv[2], rows, bad, worst);
+    free(w), free(a), free(ours), free(theirs);
+    return bad ? 1 : 0;
+}
+
+static int cmd_types(char **argv) {
+    const char *what = argv[2];
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
+        const pl_type_traits *tr = pl_type_get(t);
+        if (!pl_type_valid(t)) continue;
+        bool want = !strcmp(what, "dot") ? tr->vec_dot != NULL
+                    : !strcmp(what, "decode") ? tr->to_float != NULL
+                    : !strcmp(what, "encode") ? tr->from_float != NULL
+                    : !strcmp(what, "act") ? tr->act_from_float != NULL : false;
+        if (want)
+            printf("%s %s %u %u\n", tr->name, pl_type_get(tr->vec_dot_type)->name, tr->block,
+                   pl_type_get(tr->vec_dot_type)->block);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *c = argc > 1 ? argv[1] : "";
+    if (!strcmp(c, "gen-blocks") && argc == 7) return cmd_gen_blocks(argv);
+    if (!strcmp(c, "gen-rows") && argc == 6) return cmd_gen_rows(argv);
+    if (!strcmp(c, "gen-imatrix") && argc == 5) return cmd_gen_imatrix(argv);
+    if (!strcmp(c, "to-float") && argc >= 5) return cmd_to_float(argc, argv);
+    if (!strcmp(c, "quantize") && argc >= 6) return cmd_quantize(argc, argv);
+    if (!strcmp(c, "act") && argc >= 6) return cmd_act(argc, argv);
+    if (!strcmp(c, "vec-dot") && argc >= 7) return cmd_vec_dot(argc, argv);
+    if (!strcmp(c, "cmp-bits") && argc == 4) return cmd_cmp_bits(argv);
+    if (!strcmp(c, "cmp-dot") && argc >= 8) return cmd_cmp_dot(argc, argv);
+    if (!strcmp(c, "types") && argc == 3) return cmd_types(argv);
+    fprintf(stderr, "usage: see the comment at the top of tests/tools/pl_quant_tool.c\n");
+    return 2;
+}

@@ -1,0 +1,149 @@
+/*
+ * test_quant_kernels.c -- every SIMD tier this host runs against the
+ * scalar reference of the type table, for every type that has kernels:
+ *  - vec_dot on "exact" rows (power-of-two scales, small integers, so every
+ *    partial sum is exact in f32): bit-identical to the reference, which
+ *    proves the integer arithmetic is the same;
+ *  - vec_dot on random rows: within qt_dot_tolerance (float summation order);
+ *  - act_from_float: byte-identical on rows of every distribution;
+ *  - to_float: bit-identical on random, wild and edge blocks.
+ * Buffers are allocated at their exact size so the ASan build catches any
+ * read past the blocks a kernel is given.  A tier the host cannot run is
+ * reported (never counted as passed).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pltest.h"
+#include "quant/kernels.h"
+#include "quant/types.h"
+#include "../common/quant_testdata.h"
+
+static pl_rng rng;
+
+static int64_t row_lengths(uint32_t block, int64_t *out) {
+    static const int64_t b1[] = {1, 7, 15, 16, 17, 31, 33, 64, 100, 1000, 4096};
+    static const int64_t b32[] = {32, 64, 96, 128, 160, 256, 512, 4096};
+    static const int64_t b256[] = {256, 512, 768, 4096};
+    const int64_t *src = block == 1 ? b1 : block == 32 ? b32 : b256;
+    int64_t n = block == 1 ? 11 : block == 32 ? 8 : 4;
+    memcpy(out, src, sizeof(int64_t) * (size_t)n);
+    return n;
+}
+
+static void *alloc_row(uint32_t type, int64_t n) {
+    uint64_t bytes;
+    pl_type_row_bytes(type, (uint64_t)n, &bytes);
+    return malloc(bytes ? bytes : 1);
+}
+
+static int same_float(float a, float b) { return memcmp(&a, &b, 4) == 0 || (isnan(a) && isnan(b)); }
+
+static void check_dot(uint32_t type, pl_quant_tier tier) {
+    const pl_type_traits *t = pl_type_get(type);
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
+    int64_t lens[16];
+    int64_t nl = row_lengths(t->block, lens);
+    int bad_exact = 0, bad_random = 0;
+    double worst = 0.0;
+    for (int64_t li = 0; li < nl; li++) {
+        const int64_t n = lens[li];
+        for (int rep = 0; rep < 6; rep++) {
+            qt_mode mode = (rep < 3 && n <= 512) ? QT_EXACT : QT_RANDOM;
+            void *w = alloc_row(type, n), *a = alloc_row(t->vec_dot_type, n);
+            qt_gen_blocks(type, mode, &rng, w, n / t->block);
+            qt_gen_blocks(t->vec_dot_type, mode, &rng, a, n / pl_type_get(t->vec_dot_type)->block);
+            float ref = t->vec_dot(n, w, a), got = k->vec_dot(n, w, a);
+            if (mode == QT_EXACT) {
+                if (!same_float(ref, got) && bad_exact++ < 3)
+                    fprintf(stderr, "  %s/%s exact n=%lld: ref %.9g got %.9g\n", t->name, pl_quant_tier_name(tier),
+                            (long long)n, ref, got);
+            } else {
+                double tol = qt_dot_tolerance(type, w, a, n), diff = fabs((double)ref - (double)got);
+                if (tol > 0) worst = fmax(worst, diff / tol);
+                if (!(diff <= tol) && bad_random++ < 3)
+                    fprintf(stderr, "  %s/%s random n=%lld: ref %.9g got %.9g (tol %.3g)\n", t->name,
+                            pl_quant_tier_name(tier), (long long)n, ref, got, tol);
+            }
+            free(w);
+            free(a);
+        }
+    }
+    CHECK_MSG(bad_exact == 0, "%s vec_dot %s: %d exact rows differ from the reference", t->name,
+              pl_quant_tier_name(tier), bad_exact);
+    CHECK_MSG(bad_random == 0, "%s vec_dot %s: %d random rows beyond tolerance", t->name, pl_quant_tier_name(tier),
+              bad_random);
+    if (getenv("PL_TEST_VERBOSE"))
+        fprintf(stderr, "  %-8s %-6s vec_dot: worst |diff|/tol %.3f\n", t->name, pl_quant_tier_name(tier), worst);
+}
+
+static void check_act(uint32_t type, pl_quant_tier tier) {
+    const pl_type_traits *t = pl_type_get(type);
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
+    int64_t lens[16];
+    int64_t nl = row_lengths(t->block, lens);
+    int bad = 0;
+    for (int64_t li = 0; li < nl; li++) {
+        const int64_t n = lens[li];
+        for (int dist = 0; dist < QT_DISTS; dist++) {
+            float *x = malloc(sizeof(float) * (size_t)n);
+            qt_gen_floats(&rng, x, n, dist);
+            uint64_t bytes;
+            pl_type_row_bytes(type, (uint64_t)n, &bytes);
+            uint8_t *ref = calloc(1, bytes), *got = calloc(1, bytes);
+            t->act_from_float(x, ref, n);
+            k->act_from_float(x, got, n);
+            if (memcmp(ref, got, bytes) && bad++ < 3)
+                fprintf(stderr, "  %s/%s act n=%lld dist %d differs\n", t->name, pl_quant_tier_name(tier),
+                        (long long)n, dist);
+            free(x), free(ref), free(got);
+        }
+    }
+    CHECK_MSG(bad == 0, "%s act_from_float %s: %d rows differ", t->name, pl_quant_tier_name(tier), bad);
+}
+
+static void check_decode(uint32_t type, pl_quant_tier tier) {
+    const pl_type_traits *t = pl_type_get(type);
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
+    int bad = 0;
+    const qt_mode modes[] = {QT_RANDOM, QT_WILD, QT_EDGE};
+    for (int m = 0; m < 3; m++) {
+        const int64_t nb = QT_EDGE_KINDS + 3, n = nb * t->block;
+        void *blk = alloc_row(type, n);
+        float *ref = malloc(sizeof(float) * (size_t)n), *got = malloc(sizeof(float) * (size_t)n);
+        qt_gen_blocks(type, modes[m], &rng, blk, nb);
+        t->to_float(blk, ref, n);
+        k->to_float(blk, got, n);
+        if (memcmp(ref, got, sizeof(float) * (size_t)n) && bad++ < 3)
+            fprintf(stderr, "  %s/%s decode mode %d differs\n", t->name, pl_quant_tier_name(tier), m);
+        free(blk), free(ref), free(got);
+    }
+    CHECK_MSG(bad == 0, "%s to_float %s differs from the reference", t->name, pl_quant_tier_name(tier));
+}
+
+int main(void) {
+    pl_rng_seed(&rng, 20240611);
+    for (int tier = 0; tier < PL_TIER_COUNT; tier++) {
+        if (!pl_quant_tier_supported((pl_quant_tier)tier)) {
+            fprintf(stderr, "NOTE: tier %s is not supported by this CPU: not tested here\n",
+                    pl_quant_tier_name((pl_quant_tier)tier));
+            continue;
+        }
+        int types = 0;
+        for (uint32_t type = 0; type < PL_TYPE_COUNT; type++) {
+            const pl_type_traits *t = pl_type_get(type);
+            if (!pl_type_valid(type)) continue;
+            if (t->vec_dot) check_dot(type, (pl_quant_tier)tier), types++;
+            if (t->act_from_float) check_act(type, (pl_quant_tier)tier);
+            if (t->to_float) check_decode(type, (pl_quant_tier)tier);
+        }
+        fprintf(stderr, "tier %s: %d types with vec_dot checked\n", pl_quant_tier_name((pl_quant_tier)tier), types);
+    }
+    CHECK(pl_quant_kernels(PL_TYPE_Q8_0) != NULL);
+    CHECK(pl_quant_kernels(PL_TYPE_COUNT) == NULL);
+    CHECK(pl_quant_kernels_tier(PL_TYPE_Q8_0, PL_TIER_COUNT) == NULL);
+    CHECK(pl_quant_kernels(PL_TYPE_Q8_0)->tier == pl_quant_best_tier());
+    TEST_DONE();
+}
