@@ -41,4 +41,35 @@ void pl_ref_q8_K_to_float(const void *src, float *dst, int64_t n);
 void pl_ref_q8_K_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
 void pl_ref_q8_K_act(const float *src, void *dst, int64_t n);
 
+/* ref_legacy.c: 32-element blocks against q8_0 (q4_0, q5_0) or q8_1 (q4_1, q5_1) */
+void pl_ref_q4_0_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q4_0_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q4_0_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_q4_1_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q4_1_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q4_1_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_q5_0_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q5_0_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q5_0_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_q5_1_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q5_1_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q5_1_vec_dot(int64_t n, const void *w, const void *a);
+
+/* ref_kquants.c (decode, dot) and quantize_kquants.c (encode): against q8_K */
+void pl_ref_q2_K_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q2_K_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q2_K_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_q3_K_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q3_K_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q3_K_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_q4_K_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q4_K_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q4_K_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_q5_K_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q5_K_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q5_K_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_q6_K_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_q6_K_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_q6_K_vec_dot(int64_t n, const void *w, const void *a);
+
 #endif

@@ -26,6 +26,7 @@
  *   pl_oracle cpu-variant
  *   pl_oracle vec-dot TYPE W A N OUT [--variant V]
  *   pl_oracle act-quantize TYPE IN OUT N [--variant V]
+ *   pl_oracle quant-batch FILE
  * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
  *
  * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
@@ -47,6 +48,10 @@
  * each, A holds R rows of TYPE's vec_dot_type; OUT gets R f32 results of
  * ggml's vec_dot.  act-quantize: IN holds rows of N f32; OUT gets them
  * through the backend's from_float of TYPE (how activations are quantized).
+ * quant-batch runs many of to-float, quantize-chunk, vec-dot and
+ * act-quantize in one process: FILE holds one subcommand with its
+ * arguments per line (space-separated, no quoting), so a test pays for
+ * loading llama.cpp once.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -728,6 +733,33 @@ static int cmd_act_quantize(int argc, char **argv) {
     return 0;
 }
 
+static int cmd_quant_batch(int argc, char **argv) {
+    if (argc != 3) die("quant-batch FILE");
+    FILE *f = fopen(argv[2], "r");
+    if (!f) die("cannot open %s: %s", argv[2], strerror(errno));
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *av[32];
+        int ac = 0;
+        av[ac++] = "pl_oracle";
+        for (char *tok = strtok(line, " \t\r\n"); tok && ac < 31; tok = strtok(NULL, " \t\r\n")) av[ac++] = tok;
+        av[ac] = NULL;
+        if (ac < 2) continue;
+        int rc;
+        if (!strcmp(av[1], "to-float")) rc = cmd_to_float(ac, av);
+        else if (!strcmp(av[1], "quantize-chunk")) rc = cmd_quantize_chunk(ac, av);
+        else if (!strcmp(av[1], "vec-dot")) rc = cmd_vec_dot(ac, av);
+        else if (!strcmp(av[1], "act-quantize")) rc = cmd_act_quantize(ac, av);
+        else die("quant-batch: unsupported subcommand %s", av[1]);
+        if (rc) die("quant-batch: line %d failed", n + 1);
+        n++;
+    }
+    fclose(f);
+    printf("quant-batch: %d commands\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) die("usage: see the comment at the top of tests/oracle/pl_oracle.c");
     const char *c = argv[1];
@@ -748,6 +780,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "cpu-variant")) return cmd_cpu_variant();
     if (!strcmp(c, "vec-dot")) return cmd_vec_dot(argc, argv);
     if (!strcmp(c, "act-quantize")) return cmd_act_quantize(argc, argv);
+    if (!strcmp(c, "quant-batch")) return cmd_quant_batch(argc, argv);
     die("unknown subcommand %s", c);
     return 2;
 }

@@ -14,6 +14,8 @@
  *   pl_quant_tool cmp-dot TYPE W A N OURS THEIRS [--exact] within qt_dot_tolerance (--exact: identical)
  *   pl_quant_tool types WHAT      lines "TYPE VEC_DOT_TYPE BLOCK VEC_DOT_BLOCK" of the types with
  *                                 a kernel WHAT: dot|decode|encode|act
+ *   pl_quant_tool tiers                                    the SIMD tiers this host runs
+ *   pl_quant_tool batch FILE                               the commands above, one per line
  * Exit 0 on success/agreement, 1 on disagreement or error (one line why).
  */
 #include <math.h>
@@ -253,8 +255,48 @@ static int cmd_types(char **argv) {
     return 0;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv);
+
+/* One command per line (as on the command line, space-separated); every
+ * line runs even after a failure; the summary says how many failed. */
+static int cmd_batch(char **argv) {
+    FILE *f = fopen(argv[2], "r");
+    if (!f) return fail("cannot open", argv[2]);
+    char line[8192], copy[8192];
+    int n = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        snprintf(copy, sizeof copy, "%s", line);
+        copy[strcspn(copy, "\n")] = '\0';
+        char *av[32];
+        int ac = 0;
+        av[ac++] = "pl_quant_tool";
+        for (char *tok = strtok(line, " \t\r\n"); tok && ac < 31; tok = strtok(NULL, " \t\r\n")) av[ac++] = tok;
+        av[ac] = NULL;
+        if (ac < 2) continue;
+        n++;
+        fflush(stdout);
+        if (run(ac, av) != 0) {
+            fprintf(stderr, "FAIL: %s\n", copy);
+            bad++;
+        }
+    }
+    fclose(f);
+    printf("batch: %d commands, %d failed\n", n, bad);
+    return bad ? 1 : 0;
+}
+
+static int cmd_tiers(void) {
+    for (int t = 0; t < PL_TIER_COUNT; t++)
+        if (pl_quant_tier_supported((pl_quant_tier)t)) printf("%s\n", pl_quant_tier_name((pl_quant_tier)t));
+    return 0;
+}
+
+int main(int argc, char **argv) { return run(argc, argv); }
+
+static int run(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "";
+    if (!strcmp(c, "batch") && argc == 3) return cmd_batch(argv);
+    if (!strcmp(c, "tiers") && argc == 2) return cmd_tiers();
     if (!strcmp(c, "gen-blocks") && argc == 7) return cmd_gen_blocks(argv);
     if (!strcmp(c, "gen-rows") && argc == 6) return cmd_gen_rows(argv);
     if (!strcmp(c, "gen-imatrix") && argc == 5) return cmd_gen_imatrix(argv);
