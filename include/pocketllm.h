@@ -385,6 +385,87 @@ POCKETLLM_API uint32_t pocketllm_arch_count(void);
 POCKETLLM_API const char *pocketllm_arch_name(uint32_t i);
 POCKETLLM_API const char *pocketllm_arch_summary(uint32_t i);
 
+/* ------------------------------------------------------------------ */
+/* Chat templates                                                      */
+/* ------------------------------------------------------------------ */
+
+/* A chat template (the Jinja text a GGUF keeps in tokenizer.chat_template)
+ * parsed for rendering.  Rendering is byte-identical to Python's jinja2 as
+ * Hugging Face's apply_chat_template configures it.  The template is
+ * treated as untrusted: it can only read the data it is given, and every
+ * render is bounded in time, memory and output.  A template using a
+ * construct this interpreter does not reproduce exactly is refused here,
+ * with the construct and its line and column named (POCKETLLM_ERR_UNSUPPORTED);
+ * a template jinja2 itself rejects gives POCKETLLM_ERR_FORMAT. */
+typedef struct pocketllm_chat_template pocketllm_chat_template;
+
+POCKETLLM_API pocketllm_status pocketllm_chat_template_new(const char *source, size_t len,
+                                                           pocketllm_chat_template **out);
+POCKETLLM_API void pocketllm_chat_template_free(pocketllm_chat_template *t);
+
+/* One message.  role and content become the keys "role" and "content"
+ * (content NULL: None); each other field becomes a key only when set.
+ * tool_calls_json is a JSON array as in OpenAI's API, e.g.
+ * [{"id":"c1","type":"function","function":{"name":"f","arguments":{...}}}]. */
+typedef struct pocketllm_chat_message {
+    const char *role;
+    const char *content;
+    const char *reasoning_content;
+    const char *tool_calls_json;
+    const char *tool_call_id;
+    const char *name;
+} pocketllm_chat_message;
+
+#define POCKETLLM_CHAT_NOW_CLOCK INT64_MIN
+
+typedef struct pocketllm_chat_options {
+    int add_generation_prompt; /* end with the opening of an assistant turn */
+    int enable_thinking;       /* -1: not passed to the template; 0 false; 1 true */
+    const char *bos_token;     /* NULL: not passed */
+    const char *eos_token;     /* NULL: not passed */
+    const char *tools_json;    /* JSON array of tool definitions; NULL: tools is None */
+    const char *extra_json;    /* JSON object of more template variables; NULL: none */
+    int64_t now;               /* strftime_now()'s time (seconds since the epoch, shown
+                                  in local time); POCKETLLM_CHAT_NOW_CLOCK: the clock */
+} pocketllm_chat_options;
+
+/* add_generation_prompt 0, enable_thinking -1, no tokens, tools or extras,
+ * the clock. */
+POCKETLLM_API pocketllm_chat_options pocketllm_chat_default_options(void);
+
+/* Render n messages.  *out receives the prompt (NUL-terminated; free it with
+ * pocketllm_chat_free) and *len its length.  A conversation the template
+ * rejects (raise_exception, or an error Python's jinja2 would raise too)
+ * fails with a message saying why. */
+POCKETLLM_API pocketllm_status pocketllm_chat_render(const pocketllm_chat_template *t,
+                                                     const pocketllm_chat_message *msgs, size_t n,
+                                                     const pocketllm_chat_options *opt, char **out, size_t *len);
+/* The same with the messages as a JSON array of message objects (any keys,
+ * as an OpenAI request carries them). */
+POCKETLLM_API pocketllm_status pocketllm_chat_render_json(const pocketllm_chat_template *t, const char *messages_json,
+                                                          const pocketllm_chat_options *opt, char **out, size_t *len);
+POCKETLLM_API void pocketllm_chat_free(char *text);
+
+/* Generated text split into reasoning and answer, for templates whose
+ * models think inside <think>...</think> (Qwen3, QwQ, DeepSeek-R1...): the
+ * split those templates themselves apply to an assistant message, so the
+ * parts render back as generated.  prompt (may be NULL) is the rendered
+ * prompt, which tells whether the generation started inside an open think
+ * block.  Templates without think tags: all text is content.  Free with
+ * pocketllm_chat_split_free. */
+typedef struct pocketllm_chat_split {
+    char *content;
+    size_t content_len;
+    char *reasoning;      /* NULL when there was none */
+    size_t reasoning_len;
+    int has_reasoning;
+} pocketllm_chat_split;
+
+POCKETLLM_API pocketllm_status pocketllm_chat_split_reasoning(const pocketllm_chat_template *t, const char *prompt,
+                                                              const char *text, size_t len,
+                                                              pocketllm_chat_split *out);
+POCKETLLM_API void pocketllm_chat_split_free(pocketllm_chat_split *s);
+
 #ifdef __cplusplus
 }
 #endif

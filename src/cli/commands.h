@@ -11,6 +11,7 @@ int cmd_backends(int argc, char **argv);
 int cmd_architectures(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_template(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 
 #define CMD_HELP_USAGE \
@@ -68,5 +69,30 @@ int cmd_synth(int argc, char **argv);
     "                  built-in byte-level vocabulary (256 bytes + 3 Qwen control tokens)\n"             \
     "  --template FILE embed this chat template as tokenizer.chat_template\n"                              \
     "  --quiet         no progress on stderr\n"
+
+#define CMD_TEMPLATE_USAGE                                                                                 \
+    "usage: pocketllm template (--model M.gguf [--name NAME] | --file T.jinja) [--messages FILE.json]\n"  \
+    "                          [--add-generation-prompt] [--enable-thinking true|false] [--tools FILE]\n"  \
+    "                          [--vars FILE] [--bos TEXT] [--eos TEXT] [--now YYYY-MM-DDTHH:MM:SS]\n"      \
+    "                          [--split-reasoning FILE]\n\n"                                               \
+    "Render a chat template for a conversation and print the prompt, byte for byte what Python's\n"      \
+    "jinja2 renders for Hugging Face's apply_chat_template.  The template is the model's\n"              \
+    "tokenizer.chat_template (--model; --name picks tokenizer.chat_template.NAME, e.g. tool_use) or\n"  \
+    "a file.  Without --messages the template is only checked: exit 0 when it can be rendered,\n"       \
+    "1 with the construct that cannot (and its line and column) named.  A conversation the template\n"  \
+    "rejects (raise_exception, or any error jinja2 raises too) fails with its message (exit 1).\n\n"   \
+    "  --messages FILE          JSON array of messages, e.g. [{\"role\":\"user\",\"content\":\"Hi\"}];\n" \
+    "                           '-' reads stdin\n"                                                        \
+    "  --add-generation-prompt  end with the opening of the assistant's turn\n"                            \
+    "  --enable-thinking B      pass enable_thinking=B (Qwen3 and others); unset by default\n"              \
+    "  --tools FILE             JSON array of tool definitions (the template's `tools`; None without)\n" \
+    "  --vars FILE              JSON object of more template variables (e.g. reasoning_effort)\n"        \
+    "  --bos TEXT, --eos TEXT   bos_token / eos_token (default: the model's tokens with --model,\n"     \
+    "                           otherwise not passed)\n"                                                 \
+    "  --now TIME               the local time strftime_now() renders (default: the clock)\n"          \
+    "  --split-reasoning FILE   instead of the prompt, print {\"content\":..., \"reasoning_content\":...}:\n" \
+    "                           the generated reply in FILE split at its <think>...</think> block, as\n"  \
+    "                           the template splits it (with --messages, the rendered prompt tells\n"    \
+    "                           whether the reply began inside an open think block)\n"
 
 #endif

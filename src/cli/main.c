@@ -18,6 +18,8 @@ const cli_command cli_commands[] = {
      cmd_architectures},
     {"ops", "list the kernel ops and which backend implements each, per weight type", CMD_OPS_USAGE, cmd_ops},
     {"synth", "write a random-weight checkpoint at a named or explicit model shape", CMD_SYNTH_USAGE, cmd_synth},
+    {"template", "render a chat template (a model's or a file) for a conversation, as jinja2 does",
+     CMD_TEMPLATE_USAGE, cmd_template},
     {"help", "show this list, or the help of one command", CMD_HELP_USAGE, cmd_help},
     {NULL, NULL, NULL, NULL},
 };

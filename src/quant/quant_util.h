@@ -19,6 +19,12 @@ static inline float pl_q_f16(uint16_t h) {
     return pl_f16_to_f32(h);
 }
 
+/* An e8m0 exponent byte as the float 2^(e-128): half the MX scale, since
+ * the e2m1 value table is stored doubled.  e = 0 and 1 are subnormal. */
+static inline float pl_q_e8m0_half(uint8_t e) {
+    return pl_bits_f32(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23);
+}
+
 /* llama.cpp's nearest_int: round half to even through the 1.5*2^23 magic
  * constant.  Exact for |x| <= 2^22; outside that (or for inf/NaN) it still
  * returns what the bit trick gives, as llama.cpp's does. */

@@ -72,4 +72,44 @@ void pl_ref_q6_K_to_float(const void *src, float *dst, int64_t n);
 void pl_ref_q6_K_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
 float pl_ref_q6_K_vec_dot(int64_t n, const void *w, const void *a);
 
+/* ref_iq.c (decode, dot), quantize_nonlinear.c and quantize_iq*.c (encode) */
+void pl_ref_iq2_xxs_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq2_xxs_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq2_xxs_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq2_xs_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq2_xs_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq2_xs_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq2_s_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq2_s_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq2_s_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq3_xxs_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq3_xxs_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq3_xxs_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq3_s_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq3_s_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq3_s_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq1_s_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq1_s_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq1_s_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq1_m_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq1_m_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq1_m_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq4_nl_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq4_nl_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq4_nl_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_iq4_xs_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_iq4_xs_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_iq4_xs_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_mxfp4_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_mxfp4_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_mxfp4_vec_dot(int64_t n, const void *w, const void *a);
+
+/* ref_ternary.c */
+void pl_ref_tq1_0_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_tq1_0_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_tq1_0_vec_dot(int64_t n, const void *w, const void *a);
+void pl_ref_tq2_0_to_float(const void *src, float *dst, int64_t n);
+void pl_ref_tq2_0_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+float pl_ref_tq2_0_vec_dot(int64_t n, const void *w, const void *a);
+
 #endif
