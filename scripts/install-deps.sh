@@ -10,6 +10,7 @@ PACKAGES=(
   libcjson-dev                   # JSON output of the CLI (and the server's requests)
   binutils                       # nm: the export check
   python3                        # test scripts (JSON checks)
+  python3-jinja2                 # the reference renderer of the chat-template tests (tests only)
   unicode-data                   # Unicode Character Database: the tokenizer's tables are generated from it at build time
   git nodejs npm                 # fetching the llama.cpp oracle (npm package, git bundle)
   ca-certificates

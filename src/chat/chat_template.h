@@ -1,0 +1,18 @@
+/*
+ * chat_template.h -- the chat-template handle behind pocketllm.h's opaque
+ * pocketllm_chat_template (shared by chat_template.c and chat_reasoning.c).
+ */
+#ifndef PL_CHAT_TEMPLATE_H
+#define PL_CHAT_TEMPLATE_H
+
+#include <stdbool.h>
+
+#include "chat/jinja.h"
+#include "pocketllm.h"
+
+struct pocketllm_chat_template {
+    pl_jinja_template *tmpl;
+    bool think_tags; /* the template writes <think>...</think> blocks (Qwen3, QwQ, DeepSeek-R1...) */
+};
+
+#endif
