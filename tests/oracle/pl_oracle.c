@@ -14,7 +14,7 @@
  *   pl_oracle tokenize MODEL [--no-special] [--parse-special] (--text T | --file F)
  *   pl_oracle tokenize-batch MODEL IN OUT [--no-special] [--no-parse-special] [--all-modes]
  *   pl_oracle pieces MODEL OUT
- *   pl_oracle detokenize-batch MODEL IN OUT [--remove-special] [--no-unparse-special]
+ *   pl_oracle detokenize-batch MODEL IN OUT [--remove-special] [--no-unparse-special] [--all-modes]
  *   pl_oracle vocab-info MODEL OUT
  *   pl_oracle tokenize-time MODEL FILE [--repeat N]
  *   pl_oracle greedy MODEL (--prompt T | --ids "1 2 3") [-n N] [common options]
@@ -34,7 +34,9 @@
  * record of llama_token_to_piece(special=true).  detokenize-batch reads
  * records (u32 count, i32 ids) and writes records (u32 length, bytes).
  * tokenize-batch --all-modes writes four lines per record, for
- * (add_special, parse_special) = (1,1), (1,0), (0,1), (0,0).  vocab-info
+ * (add_special, parse_special) = (1,1), (1,0), (0,1), (0,0); detokenize-batch
+ * --all-modes writes four records per sequence, for (remove_special,
+ * unparse_special) = (0,1), (0,0), (1,1), (1,0).  vocab-info
  * writes "n_tokens bos eos add_bos add_eos", then "id attr is_eog" per
  * token (llama_vocab_get_attr, llama_vocab_is_eog).  tokenize-time prints
  * "tokens N best_ms T": the best of N llama_tokenize calls on FILE
@@ -306,10 +308,11 @@ static int cmd_pieces(int argc, char **argv) {
 
 static int cmd_detokenize_batch(int argc, char **argv) {
     if (argc < 5) die("detokenize-batch MODEL IN OUT");
-    bool remove_special = false, unparse_special = true;
+    bool remove_special = false, unparse_special = true, all_modes = false;
     for (int i = 5; i < argc; i++) {
         if (!strcmp(argv[i], "--remove-special")) remove_special = true;
         else if (!strcmp(argv[i], "--no-unparse-special")) unparse_special = false;
+        else if (!strcmp(argv[i], "--all-modes")) all_modes = true;
         else die("unknown option %s", argv[i]);
     }
     size_t n;
@@ -322,21 +325,24 @@ static int cmd_detokenize_batch(int argc, char **argv) {
         memcpy(&cnt, in + off, 4);
         off += 4;
         if ((uint64_t)cnt * 4 > n - off) die("truncated batch file");
-        int cap = (int)cnt * 64 + 64;
-        char *text = malloc((size_t)cap);
-        int k = llama_detokenize(v, (const llama_token *)(in + off), (int32_t)cnt, text, cap, remove_special,
-                                 unparse_special);
-        if (k < 0) {
-            cap = -k;
-            text = realloc(text, (size_t)cap);
-            k = llama_detokenize(v, (const llama_token *)(in + off), (int32_t)cnt, text, cap, remove_special,
-                                 unparse_special);
+        for (int mode = 0; mode < (all_modes ? 4 : 1); mode++) {
+            if (all_modes) remove_special = mode >= 2, unparse_special = mode % 2 == 0;
+            int cap = (int)cnt * 64 + 64;
+            char *text = malloc((size_t)cap);
+            int k = llama_detokenize(v, (const llama_token *)(in + off), (int32_t)cnt, text, cap, remove_special,
+                                     unparse_special);
+            if (k < 0) {
+                cap = -k;
+                text = realloc(text, (size_t)cap);
+                k = llama_detokenize(v, (const llama_token *)(in + off), (int32_t)cnt, text, cap, remove_special,
+                                     unparse_special);
+            }
+            if (k < 0) die("detokenize failed");
+            uint32_t len = (uint32_t)k;
+            fwrite(&len, 4, 1, out);
+            fwrite(text, 1, len, out);
+            free(text);
         }
-        if (k < 0) die("detokenize failed");
-        uint32_t len = (uint32_t)k;
-        fwrite(&len, 4, 1, out);
-        fwrite(text, 1, len, out);
-        free(text);
         off += (size_t)cnt * 4;
     }
     fclose(out);
