@@ -268,6 +268,90 @@ POCKETLLM_API pocketllm_status pocketllm_detokenizer_flush(pocketllm_detokenizer
 POCKETLLM_API void pocketllm_detokenizer_free(pocketllm_detokenizer *d);
 
 /* ------------------------------------------------------------------ */
+/* Running a model: sessions, logits, sampling                         */
+/* ------------------------------------------------------------------ */
+
+/* The context length the model was trained for (GGUF <arch>.context_length),
+ * 0 for a vocabulary-only model. */
+POCKETLLM_API uint32_t pocketllm_model_n_ctx_train(const pocketllm_model *model);
+
+/* One sequence evaluated on an open model: its KV cache, the positions
+ * filled so far, and the logits of the last evaluation.  A session belongs
+ * to one thread at a time; several sessions may share one model. */
+typedef struct pocketllm_session pocketllm_session;
+
+typedef struct pocketllm_session_params {
+    uint32_t n_ctx;   /* positions the KV cache holds; 0 = the model's training
+                       * context, at most 4096 */
+    uint32_t n_batch; /* most tokens per forward pass (longer inputs are split
+                       * into passes); 0 = 512 */
+    uint32_t kv_type; /* element type of the KV cache: 1 = f16 (the default, as
+                       * llama.cpp) or 0 = f32 */
+    int n_threads;    /* 0 = the model's n_threads (itself 0 = the physical cores) */
+} pocketllm_session_params;
+
+POCKETLLM_API pocketllm_session_params pocketllm_session_default_params(void);
+/* A new session at position 0.  The KV cache is reserved here (memory is
+ * committed as positions fill). */
+POCKETLLM_API pocketllm_status pocketllm_session_new(pocketllm_model *model, const pocketllm_session_params *params,
+                                                     pocketllm_session **out);
+POCKETLLM_API void pocketllm_session_free(pocketllm_session *s);
+
+/* Evaluate n ids at the next n positions: a batched prefill, or one step of
+ * decoding with n = 1.  With all_logits the logits of every one of the n
+ * positions are kept, else only those of the last.  When the call fails
+ * the session keeps the positions it had (the last logits are dropped):
+ * POCKETLLM_ERR_CONTEXT_FULL when the ids do not fit the positions left,
+ * POCKETLLM_ERR_INVALID_ARGUMENT for n = 0 or an id outside the vocabulary. */
+POCKETLLM_API pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids, size_t n,
+                                                      int all_logits);
+/* The n_vocab logits of position i of the last eval (0 <= i < n with
+ * all_logits; -1 = its last position), or NULL when not kept.  Valid until
+ * the next eval or reset of the session. */
+POCKETLLM_API const float *pocketllm_session_logits(const pocketllm_session *s, int32_t i);
+/* Positions filled, and the most the session holds. */
+POCKETLLM_API uint32_t pocketllm_session_n_past(const pocketllm_session *s);
+POCKETLLM_API uint32_t pocketllm_session_n_ctx(const pocketllm_session *s);
+/* Logits per position: the rows of the model's output matrix (the
+ * vocabulary size, also for a file without a tokenizer). */
+POCKETLLM_API int32_t pocketllm_session_n_vocab(const pocketllm_session *s);
+/* Forget every position: the next eval starts at position 0 again. */
+POCKETLLM_API void pocketllm_session_reset(pocketllm_session *s);
+
+/* Choosing the next token from logits.  The steps run in llama.cpp's order:
+ * penalties, top-k, top-p, min-p, temperature, then a draw from the
+ * distribution with the sampler's own generator, so the same seed and the
+ * same logits give the same ids on every machine.  Temperature <= 0 is
+ * greedy: the largest logit after the penalties (the lowest id on ties). */
+typedef struct pocketllm_sampler pocketllm_sampler;
+
+typedef struct pocketllm_sampler_params {
+    float temperature;       /* default 0 (greedy) */
+    int32_t top_k;           /* keep the k largest; <= 0 = off; default 40 */
+    float top_p;             /* keep the smallest most-likely set with probability >= top_p; 1 = off; default 0.95 */
+    float min_p;             /* drop tokens less likely than min_p x the most likely; 0 = off; default 0.05 */
+    float repeat_penalty;    /* recent tokens: positive logits divided by it, negative multiplied; 1 = off */
+    float presence_penalty;  /* subtracted once from the logit of every recent token; 0 = off */
+    float frequency_penalty; /* subtracted per occurrence among the recent tokens; 0 = off */
+    int32_t penalty_last_n;  /* how many recent tokens the penalties look at; -1 = all; default 64 */
+    uint64_t seed;
+} pocketllm_sampler_params;
+
+POCKETLLM_API pocketllm_sampler_params pocketllm_sampler_default_params(void);
+/* Fails with POCKETLLM_ERR_INVALID_ARGUMENT for a parameter out of range
+ * (negative or non-finite penalties, top_p or min_p outside [0, 1]). */
+POCKETLLM_API pocketllm_status pocketllm_sampler_new(const pocketllm_sampler_params *params, pocketllm_sampler **out);
+POCKETLLM_API void pocketllm_sampler_free(pocketllm_sampler *s);
+/* The next id from n_vocab logits (left unchanged).  Does not record it:
+ * call pocketllm_sampler_accept for every id that enters the sequence
+ * (prompt ids too, as llama.cpp does), so the penalties see it. */
+POCKETLLM_API pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *logits, int32_t n_vocab,
+                                                        int32_t *id);
+POCKETLLM_API void pocketllm_sampler_accept(pocketllm_sampler *s, int32_t id);
+/* Forget the recorded ids and restart the generator from the seed. */
+POCKETLLM_API void pocketllm_sampler_reset(pocketllm_sampler *s);
+
+/* ------------------------------------------------------------------ */
 /* Synthetic checkpoints: random weights at a real model shape         */
 /* ------------------------------------------------------------------ */
 

@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "ops/ops.h"
+
+struct pl_compute;
 #include "pocketllm.h"
 
 typedef struct pl_backend {
@@ -20,12 +22,15 @@ typedef struct pl_backend {
     const char *note;
     /* NULL for a declared backend */
     bool (*supports)(pl_op op, uint32_t weight_type);
+    /* a new instance to run ops on (n_threads 0 = the backend's default) */
+    pocketllm_status (*compute_new)(int n_threads, struct pl_compute **out);
 } pl_backend;
 
 /* The backend called `name`, or NULL. */
 const pl_backend *pl_backend_find(const char *name);
 
-/* CPU backend: which (op, type) pairs have kernels. */
+/* CPU backend: which (op, type) pairs have kernels; a new instance. */
 bool pl_cpu_supports(pl_op op, uint32_t weight_type);
+pocketllm_status pl_cpu_compute_default(int n_threads, struct pl_compute **out);
 
 #endif

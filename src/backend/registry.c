@@ -9,15 +9,15 @@
 
 static const pl_backend pl_backends[] = {
     {"cpu", "the host CPU (x86-64 with runtime SIMD dispatch, portable C elsewhere)",
-     POCKETLLM_BACKEND_IMPLEMENTED, "", pl_cpu_supports},
+     POCKETLLM_BACKEND_IMPLEMENTED, "", pl_cpu_supports, pl_cpu_compute_default},
     {"cuda", "NVIDIA GPUs", POCKETLLM_BACKEND_DECLARED,
-     "waits for the CUDA kernels (CUDA toolkit 13, nvcc) -- not written yet", NULL},
-    {"cann", "Huawei Ascend NPUs", POCKETLLM_BACKEND_DECLARED, "waits for the Ascend CANN toolkit", NULL},
+     "waits for the CUDA kernels (CUDA toolkit 13, nvcc) -- not written yet", NULL, NULL},
+    {"cann", "Huawei Ascend NPUs", POCKETLLM_BACKEND_DECLARED, "waits for the Ascend CANN toolkit", NULL, NULL},
     {"bpu", "Horizon Robotics BPU (edge boards)", POCKETLLM_BACKEND_DECLARED,
-     "waits for the Horizon OpenExplorer BPU runtime", NULL},
+     "waits for the Horizon OpenExplorer BPU runtime", NULL, NULL},
     {"qnn", "Qualcomm Hexagon NPUs (phones)", POCKETLLM_BACKEND_DECLARED,
-     "waits for the Qualcomm AI Engine Direct (QNN) SDK", NULL},
-    {"metal", "Apple GPUs", POCKETLLM_BACKEND_DECLARED, "waits for the Metal framework (macOS/iOS toolchain)", NULL},
+     "waits for the Qualcomm AI Engine Direct (QNN) SDK", NULL, NULL},
+    {"metal", "Apple GPUs", POCKETLLM_BACKEND_DECLARED, "waits for the Metal framework (macOS/iOS toolchain)", NULL, NULL},
 };
 
 #define N_BACKENDS (sizeof pl_backends / sizeof pl_backends[0])

@@ -5,6 +5,8 @@
 #ifndef PL_COMMANDS_H
 #define PL_COMMANDS_H
 
+int cmd_run(int argc, char **argv);
+int cmd_logits(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_backends(int argc, char **argv);
@@ -51,6 +53,43 @@ int cmd_synth(int argc, char **argv);
     "  --op NAME         only this op\n"                                                            \
     "  --device BACKEND  only this backend (cpu, cuda, ...; see 'pocketllm backends')\n"           \
     "  --json            print JSON instead of text\n"
+
+#define CMD_RUN_USAGE                                                                                     \
+    "usage: pocketllm run --model M (--prompt T | --ids \"1 2 3\") [-n N] [--temperature F] [--top-k K]\n" \
+    "                     [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--print-ids]\n\n"          \
+    "Generate text: the prompt is tokenized as llama.cpp's llama_tokenize(add_special=true,\n"            \
+    "parse_special=true) does, evaluated in one batched prefill, then tokens are sampled one at a\n"     \
+    "time and their text streamed to stdout, until an end-of-generation token, N tokens, or a full\n"   \
+    "context (said on stderr).  A prompt longer than the context is an error (exit 1).\n\n"               \
+    "  --model M, -m M        the GGUF checkpoint (llama, qwen2, qwen3; see 'pocketllm architectures')\n" \
+    "  --prompt T, -p T       the prompt text\n"                                                          \
+    "  --ids \"1 2 3\"          the prompt as token ids instead of text\n"                                \
+    "  -n N                   tokens to generate at most (default 128)\n"                                 \
+    "  --temperature F        0 (the default) is greedy: the most likely token every time\n"             \
+    "  --top-k K              keep the K most likely (default 40; 0 = off)\n"                             \
+    "  --top-p P              keep the most likely tokens up to probability P (default 0.95; 1 = off)\n"    \
+    "  --min-p P              drop tokens below P x the most likely's probability (default 0.05; 0 = off)\n" \
+    "  --repeat-penalty F     penalise recent tokens: logits divided (or, negative, multiplied) by F\n"   \
+    "  --presence-penalty F   subtract F from the logit of every recent token\n"                         \
+    "  --frequency-penalty F  subtract F per occurrence of a recent token\n"                             \
+    "  --repeat-last-n N      how many recent tokens the penalties see (default 64; -1 = all)\n"         \
+    "  --seed S               seed of the sampler (default: from the clock); same seed, same text\n"     \
+    "  -t N, --threads N      threads (default: the physical cores)\n"                                    \
+    "  --ctx N, -c N          context positions (default: the model's, at most 4096)\n"                  \
+    "  --batch N, -b N        most tokens per forward pass of the prefill (default 512)\n"               \
+    "  --kv f16|f32           KV cache type (default f16, as llama.cpp)\n"                                \
+    "  --print-ids            print the prompt ids on one line and the generated ids (the ending\n"      \
+    "                         end-of-generation id included) on the next, instead of the text\n"         \
+    "  --timings              speeds of the prefill and of the generation on stderr\n"
+
+#define CMD_LOGITS_USAGE                                                                                  \
+    "usage: pocketllm logits --model M (--prompt T | --ids \"1 2 3\") --out FILE [-t N] [--ctx N]\n"    \
+    "                        [--batch N] [--kv f16|f32]\n\n"                                              \
+    "Evaluate the prompt (tokenized as 'pocketllm run' does, or given as ids) and write the\n"           \
+    "float32 logits of every position to FILE, row-major: positions x vocabulary, native byte\n"        \
+    "order.  Prints \"POSITIONS VOCABULARY\" on stdout.\n\n"                                              \
+    "  --out FILE, -o FILE    where the logits go\n"                                                      \
+    "  -t N, --ctx N, --batch N, --kv f16|f32   as for 'pocketllm run'\n"
 
 #define CMD_SYNTH_USAGE                                                                                  \
     "usage: pocketllm synth [--arch qwen3|llama] --shape NAME [--type f32|f16|bf16] [--untied]\n"        \

@@ -9,6 +9,8 @@
 #include "commands.h"
 
 const cli_command cli_commands[] = {
+    {"run", "generate text from a prompt (greedy or sampled), streaming it", CMD_RUN_USAGE, cmd_run},
+    {"logits", "write the logits of every position of a prompt to a file", CMD_LOGITS_USAGE, cmd_logits},
     {"inspect", "show what a GGUF file holds: architecture, hyperparameters, tokenizer, tensors",
      CMD_INSPECT_USAGE, cmd_inspect},
     {"devices", "show what this host can run on: CPU, memory, SIMD features, CUDA driver and devices",

@@ -10,6 +10,19 @@
 
 struct pl_vocab;
 struct pl_arch;
+struct pl_forward;
+
+/* What the runtime needs to know of a loaded model, whatever its
+ * architecture (set by the architecture's load). */
+typedef struct pl_model_dims {
+    int64_t n_vocab;     /* rows of the output (logits per position) */
+    int64_t n_embd;
+    int64_t n_layer;
+    int64_t n_ctx_train; /* context length the model was trained for */
+    int64_t kv_dim;      /* K (and V) elements per position per layer */
+    int64_t head_dim;
+    int64_t max_in;      /* longest weight row (elements), for scratch sizing */
+} pl_model_dims;
 
 struct pocketllm_model {
     pl_gguf *gguf;
@@ -18,18 +31,23 @@ struct pocketllm_model {
     const struct pl_arch *arch;  /* NULL when vocab-only */
     void *weights;               /* the architecture's loaded state, owned by arch */
     int n_threads;
+    pl_model_dims dims;          /* valid when arch is set */
 };
 
 typedef struct pocketllm_model pl_model;
 
 /* An architecture the engine runs: load reads hyperparameters and binds
- * weight tensors (views into the mapping) into m->weights; unload frees
- * that state. */
+ * weight tensors (views into the mapping) into m->weights and fills
+ * m->dims; unload frees that state.  forward runs one pass of the graph
+ * (see model/forward.h); scratch_floats says how much activation memory a
+ * pass of up to n_batch tokens needs. */
 typedef struct pl_arch {
     const char *name;
     const char *summary;
     pocketllm_status (*load)(pl_model *m);
     void (*unload)(pl_model *m);
+    void (*forward)(const pl_model *m, struct pl_forward *f);
+    uint64_t (*scratch_floats)(const pl_model *m, int64_t n_batch);
 } pl_arch;
 
 /* The architecture called `name`, or NULL. */

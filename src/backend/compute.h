@@ -1,0 +1,104 @@
+/*
+ * compute.h -- a backend instance that runs ops: its threads, its scratch
+ * memory, its device.  Model graphs are written against this interface
+ * only, so a new backend runs every architecture without touching the
+ * graphs.  Buffers come from the instance (device memory on a GPU); the
+ * graph hands them to ops and never reads them itself, except through
+ * download().
+ *
+ * Ops do not return a status: the first failure is kept in c->status and
+ * every later op of the pass is skipped, so that graph code reads like the
+ * math and checks once at the end of a pass.
+ */
+#ifndef PL_COMPUTE_H
+#define PL_COMPUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/ref.h"
+#include "ops/weight.h"
+#include "pocketllm.h"
+
+typedef struct pl_compute pl_compute;
+
+/* What a session will ask of the instance, so that it can size its
+ * scratch once (no allocation happens inside a forward pass). */
+typedef struct pl_compute_limits {
+    int64_t n_batch;  /* most tokens in one pass */
+    int64_t max_in;   /* longest weight row (elements) */
+    int64_t n_ctx;    /* most KV positions attention will read */
+    int64_t head_dim;
+} pl_compute_limits;
+
+typedef struct pl_compute_ops {
+    void (*free)(pl_compute *c);
+    pocketllm_status (*reserve)(pl_compute *c, const pl_compute_limits *lim);
+    /* device memory, aligned for the kernels; NULL (and a message) on failure */
+    void *(*alloc)(pl_compute *c, size_t bytes);
+    void (*release)(pl_compute *c, void *p);
+    void (*upload)(pl_compute *c, void *dst, const void *src, size_t bytes);
+    void (*download)(pl_compute *c, void *dst, const void *src, size_t bytes);
+
+    void (*get_rows)(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y);
+    void (*mul_mat)(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);
+    void (*rms_norm)(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps);
+    void (*add)(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
+    void (*mul)(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
+    void (*scale)(pl_compute *c, const float *x, float s, float *y, int64_t n);
+    void (*silu_mul)(pl_compute *c, const float *g, const float *u, float *y, int64_t n);
+    void (*softmax)(pl_compute *c, const float *x, float *y, int64_t rows, int64_t n);
+    void (*rope)(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
+                 int64_t head_dim, const int32_t *pos);
+    void (*kv_store)(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n);
+    void (*attention)(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
+                      const void *v_cache, int64_t n_tok, int64_t pos0, float *out);
+    int64_t (*argmax)(pl_compute *c, const float *x, int64_t n);
+} pl_compute_ops;
+
+struct pl_compute {
+    const pl_compute_ops *ops;
+    const char *backend;     /* "cpu", ... */
+    pocketllm_status status; /* first failure of the current pass, POCKETLLM_OK if none */
+};
+
+/* Record a failure (the first one wins; its message stays the thread's
+ * last error). */
+void pl_compute_fail(pl_compute *c, pocketllm_status st);
+
+/* The graph's vocabulary: one line per op, the math in the name. */
+static inline void pl_get_rows(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y) {
+    if (!c->status) c->ops->get_rows(c, w, ids, n, y);
+}
+static inline void pl_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y) {
+    if (!c->status) c->ops->mul_mat(c, w, x, n_tok, y);
+}
+static inline void pl_rms_norm(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n,
+                               float eps) {
+    if (!c->status) c->ops->rms_norm(c, x, w, y, rows, n, eps);
+}
+static inline void pl_add(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n,
+                          int64_t b_rows) {
+    if (!c->status) c->ops->add(c, a, b, y, rows, n, b_rows);
+}
+static inline void pl_silu_mul(pl_compute *c, const float *g, const float *u, float *y, int64_t n) {
+    if (!c->status) c->ops->silu_mul(c, g, u, y, n);
+}
+static inline void pl_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok,
+                           int64_t n_head, int64_t head_dim, const int32_t *pos) {
+    if (!c->status) c->ops->rope(c, rp, x, y, n_tok, n_head, head_dim, pos);
+}
+static inline void pl_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
+    if (!c->status) c->ops->kv_store(c, type, x, dst, n);
+}
+static inline void pl_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
+                                const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {
+    if (!c->status) c->ops->attention(c, ap, q, k_cache, v_cache, n_tok, pos0, out);
+}
+
+/* A CPU instance with n_threads threads (0 = the physical cores) and the
+ * given row-kernel table (NULL = the best for this host). */
+struct pl_cpu_isa;
+pocketllm_status pl_cpu_compute_new(int n_threads, const struct pl_cpu_isa *isa, pl_compute **out);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * cpu_attention.c -- rotary embedding and causal grouped-query attention
+ * on the CPU, parallel over (token, head) pairs.
+ *
+ * Attention follows llama.cpp's non-flash path step for step, so that the
+ * same roundings happen: q is rounded to the cache type before q.k, the
+ * softmax weights are rounded to it before they weight the V rows.  Each
+ * thread owns a slice of the scratch reserved at session start: the scores
+ * of one query (up to n_ctx) and q in f16.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_compute.h"
+#include "base/error.h"
+#include "base/half.h"
+#include "quant/types.h"
+
+typedef struct {
+    const pl_rope_params *rp;
+    const float *x;
+    float *y;
+    int64_t n_tok, n_head, head_dim;
+    const int32_t *pos;
+} rope_job;
+
+static void rope_run(void *ctx, int ith, int nth) {
+    rope_job *j = ctx;
+    const pl_rope_params *rp = j->rp;
+    const int64_t half = rp->n_rot / 2, hd = j->head_dim;
+    float cache[PL_MAX_HEAD_DIM];
+    int64_t cached_tok = -1;
+    long long lo, hi;
+    pl_pool_split(j->n_tok * j->n_head, ith, nth, &lo, &hi);
+    for (int64_t k = lo; k < hi; k++) {
+        const int64_t t = k / j->n_head;
+        if (t != cached_tok) {
+            pl_rope_angles(rp, j->pos[t], cache);
+            cached_tok = t;
+        }
+        const float *x = j->x + k * hd;
+        float *y = j->y + k * hd;
+        if (rp->mode == PL_ROPE_NEOX) {
+            for (int64_t i = 0; i < half; i++) {
+                const float c = cache[2 * i], s = cache[2 * i + 1], a = x[i], b = x[i + half];
+                y[i] = a * c - b * s;
+                y[i + half] = a * s + b * c;
+            }
+        } else {
+            for (int64_t i = 0; i < half; i++) {
+                const float c = cache[2 * i], s = cache[2 * i + 1], a = x[2 * i], b = x[2 * i + 1];
+                y[2 * i] = a * c - b * s;
+                y[2 * i + 1] = a * s + b * c;
+            }
+        }
+        if (y != x)
+            for (int64_t i = rp->n_rot; i < hd; i++) y[i] = x[i];
+    }
+}
+
+void pl_cpu_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
+                 int64_t head_dim, const int32_t *pos) {
+    if (rp->n_rot > head_dim || rp->n_rot % 2 || head_dim > PL_MAX_HEAD_DIM) {
+        pl_fail(POCKETLLM_ERR_INTERNAL, "rope: %lld rotated of %lld per head", (long long)rp->n_rot, (long long)head_dim);
+        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
+        return;
+    }
+    rope_job j = {rp, x, y, n_tok, n_head, head_dim, pos};
+    pl_cpu_parallel(pl_cpu(c), rope_run, &j, n_tok * n_head * head_dim);
+}
+
+typedef struct {
+    pl_cpu_compute *cc;
+    const pl_attn_params *ap;
+    const float *q;
+    const void *k, *v;
+    int64_t n_tok, pos0;
+    float *out;
+} attn_job;
+
+static void attn_run(void *ctx, int ith, int nth) {
+    attn_job *j = ctx;
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, group = ap->n_head / ap->n_head_kv;
+    const bool f16 = ap->kv_type == PL_TYPE_F16;
+    uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)ith * j->cc->attn_stride;
+    float *w = (float *)mine;
+    uint16_t *q16 = (uint16_t *)(mine + (size_t)j->cc->lim.n_ctx * sizeof(float));
+    long long lo, hi;
+    pl_pool_split(j->n_tok * ap->n_head, ith, nth, &lo, &hi);
+    for (int64_t k = lo; k < hi; k++) {
+        const int64_t t = k / ap->n_head, h = k % ap->n_head, kvh = h / group;
+        const int64_t n_kv = j->pos0 + t + 1;
+        const float *q = j->q + k * hd;
+        float *out = j->out + k * hd;
+        if (f16) {
+            const uint16_t *kc = (const uint16_t *)j->k + kvh * hd;
+            isa->to_f16(q, q16, hd);
+            for (int64_t p = 0; p < n_kv; p++) w[p] = isa->dot_f16(q16, kc + p * kv_dim, hd) * ap->scale;
+        } else {
+            const float *kc = (const float *)j->k + kvh * hd;
+            for (int64_t p = 0; p < n_kv; p++) w[p] = isa->dot_f32(q, kc + p * kv_dim, hd) * ap->scale;
+        }
+        const double sum = isa->exp_sum(w, isa->max(w, n_kv), w, n_kv);
+        const float inv = (float)(1.0 / sum);
+        memset(out, 0, (size_t)hd * sizeof(float));
+        if (f16) {
+            const uint16_t *vc = (const uint16_t *)j->v + kvh * hd;
+            for (int64_t p = 0; p < n_kv; p++) {
+                const float wp = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
+                isa->axpy_f16(wp, vc + p * kv_dim, out, hd);
+            }
+        } else {
+            const float *vc = (const float *)j->v + kvh * hd;
+            for (int64_t p = 0; p < n_kv; p++) isa->axpy_f32(w[p] * inv, vc + p * kv_dim, out, hd);
+        }
+    }
+}
+
+void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
+                      const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {
+    pl_cpu_compute *cc = pl_cpu(c);
+    if (pos0 + n_tok > cc->lim.n_ctx || ap->head_dim > cc->lim.head_dim || ap->n_head_kv < 1 ||
+        ap->n_head % ap->n_head_kv) {
+        pl_fail(POCKETLLM_ERR_INTERNAL, "attention: %lld positions exceed the reserved %lld", (long long)(pos0 + n_tok),
+                (long long)cc->lim.n_ctx);
+        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
+        return;
+    }
+    attn_job j = {cc, ap, q, k_cache, v_cache, n_tok, pos0, out};
+    pl_cpu_parallel(cc, attn_run, &j, n_tok * ap->n_head * (pos0 + n_tok) * ap->head_dim);
+}

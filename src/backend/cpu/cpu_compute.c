@@ -1,0 +1,275 @@
+/*
+ * cpu_compute.c -- the CPU backend instance: memory, scratch, the thread
+ * pool, and the drivers of the row-wise ops (norm, elementwise, softmax,
+ * cache store), which split rows or elements over the threads and call the
+ * chosen row-kernel table.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_compute.h"
+#include "base/checked.h"
+#include "base/error.h"
+#include "quant/types.h"
+
+/* Below this many elements of work an op runs on the calling thread. */
+#define PL_CPU_MIN_PARALLEL 4096
+
+void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_fn fn, void *ctx, int64_t work) {
+    if (cc->n_threads == 1 || work < PL_CPU_MIN_PARALLEL) fn(ctx, 0, 1);
+    else pl_pool_run(cc->pool, fn, ctx);
+}
+
+static void *cpu_alloc(pl_compute *c, size_t bytes) {
+    (void)c;
+    void *p = NULL;
+    /* 64-byte aligned for whole-cache-line vector access */
+    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) {
+        pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory allocating %zu bytes", bytes);
+        return NULL;
+    }
+    return p;
+}
+
+static void cpu_release(pl_compute *c, void *p) {
+    (void)c;
+    free(p);
+}
+
+static void cpu_copy(pl_compute *c, void *dst, const void *src, size_t bytes) {
+    (void)c;
+    memcpy(dst, src, bytes);
+}
+
+static pocketllm_status cpu_reserve(pl_compute *c, const pl_compute_limits *lim) {
+    pl_cpu_compute *cc = pl_cpu(c);
+    uint64_t act, attn, per;
+    /* the widest vec_dot type is f32: 4 bytes an element, plus a block's
+     * worth of slack for block types */
+    if (!pl_mul_u64((uint64_t)lim->n_batch, (uint64_t)lim->max_in * 4 + 512, &act) ||
+        !pl_add_u64((uint64_t)lim->n_ctx * 4, (uint64_t)lim->head_dim * 4 + 128, &per) ||
+        !pl_mul_u64(per, (uint64_t)cc->n_threads, &attn) || act > SIZE_MAX / 2 || attn > SIZE_MAX / 2)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "scratch sizes overflow (batch %lld, ctx %lld)",
+                       (long long)lim->n_batch, (long long)lim->n_ctx);
+    per = (per + 63) & ~(uint64_t)63;
+    attn = per * (uint64_t)cc->n_threads;
+    void *a = cpu_alloc(c, (size_t)act), *t = cpu_alloc(c, (size_t)attn);
+    if (!a || !t) {
+        free(a);
+        free(t);
+        return POCKETLLM_ERR_NO_MEMORY;
+    }
+    free(cc->act);
+    free(cc->attn);
+    cc->act = a;
+    cc->act_bytes = (size_t)act;
+    cc->attn = t;
+    cc->attn_stride = (size_t)per;
+    cc->lim = *lim;
+    return POCKETLLM_OK;
+}
+
+/* ---- rms_norm --------------------------------------------------------- */
+
+typedef struct {
+    pl_cpu_compute *cc;
+    const float *x, *w;
+    float *y;
+    int64_t rows, n;
+    float eps;
+} norm_job;
+
+static void norm_rows(void *ctx, int ith, int nth) {
+    norm_job *j = ctx;
+    long long lo, hi;
+    pl_pool_split(j->rows, ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * j->n;
+        const float mean = (float)(j->cc->isa->sum_sq(x, j->n) / (double)j->n);
+        const float scale = 1.0f / sqrtf(mean + j->eps);
+        j->cc->isa->scale_mul(x, scale, j->w, j->y + r * j->n, j->n);
+    }
+}
+
+static void cpu_rms_norm(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps) {
+    norm_job j = {pl_cpu(c), x, w, y, rows, n, eps};
+    pl_cpu_parallel(j.cc, norm_rows, &j, rows * n);
+}
+
+/* ---- add / mul / scale / silu_mul --------------------------------------- */
+
+typedef struct {
+    pl_cpu_compute *cc;
+    int op; /* 0 add, 1 mul, 2 scale, 3 silu_mul */
+    const float *a, *b;
+    float *y;
+    float s;
+    int64_t rows, n, b_rows;
+} ew_job;
+
+static void ew_run(void *ctx, int ith, int nth) {
+    ew_job *j = ctx;
+    const pl_cpu_isa *isa = j->cc->isa;
+    if (j->op >= 2 || j->b_rows != 1) {
+        /* no broadcast: split the flat elements */
+        long long lo, hi;
+        pl_pool_split(j->rows * j->n, ith, nth, &lo, &hi);
+        if (hi <= lo) return;
+        const float *a = j->a + lo, *b = j->b ? j->b + lo : NULL;
+        float *y = j->y + lo;
+        const int64_t k = hi - lo;
+        switch (j->op) {
+        case 0: isa->add(a, b, y, k); break;
+        case 1: isa->mul(a, b, y, k); break;
+        case 2: isa->scale_mul(a, j->s, NULL, y, k); break;
+        default: isa->silu_mul(a, b, y, k); break;
+        }
+        return;
+    }
+    /* b is one row for every row of a */
+    long long lo, hi;
+    pl_pool_split(j->rows, ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        if (j->op == 0) isa->add(j->a + r * j->n, j->b, j->y + r * j->n, j->n);
+        else isa->mul(j->a + r * j->n, j->b, j->y + r * j->n, j->n);
+    }
+}
+
+static void cpu_add(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows) {
+    ew_job j = {pl_cpu(c), 0, a, b, y, 0, rows, n, rows == 1 ? 0 : b_rows};
+    pl_cpu_parallel(j.cc, ew_run, &j, rows * n);
+}
+
+static void cpu_mul(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows) {
+    ew_job j = {pl_cpu(c), 1, a, b, y, 0, rows, n, rows == 1 ? 0 : b_rows};
+    pl_cpu_parallel(j.cc, ew_run, &j, rows * n);
+}
+
+static void cpu_scale(pl_compute *c, const float *x, float s, float *y, int64_t n) {
+    ew_job j = {pl_cpu(c), 2, x, NULL, y, s, 1, n, 0};
+    pl_cpu_parallel(j.cc, ew_run, &j, n);
+}
+
+static void cpu_silu_mul(pl_compute *c, const float *g, const float *u, float *y, int64_t n) {
+    ew_job j = {pl_cpu(c), 3, g, u, y, 0, 1, n, 0};
+    pl_cpu_parallel(j.cc, ew_run, &j, n);
+}
+
+/* ---- softmax ------------------------------------------------------------ */
+
+typedef struct {
+    pl_cpu_compute *cc;
+    const float *x;
+    float *y;
+    int64_t rows, n;
+} sm_job;
+
+static void sm_rows(void *ctx, int ith, int nth) {
+    sm_job *j = ctx;
+    const pl_cpu_isa *isa = j->cc->isa;
+    long long lo, hi;
+    pl_pool_split(j->rows, ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * j->n;
+        float *y = j->y + r * j->n;
+        const double sum = isa->exp_sum(x, isa->max(x, j->n), y, j->n);
+        isa->scale_mul(y, (float)(1.0 / sum), NULL, y, j->n);
+    }
+}
+
+static void cpu_softmax(pl_compute *c, const float *x, float *y, int64_t rows, int64_t n) {
+    sm_job j = {pl_cpu(c), x, y, rows, n};
+    pl_cpu_parallel(j.cc, sm_rows, &j, rows * n);
+}
+
+/* ---- kv_store / argmax -------------------------------------------------- */
+
+typedef struct {
+    pl_cpu_compute *cc;
+    uint32_t type;
+    const float *x;
+    void *dst;
+    int64_t n;
+} kv_job;
+
+static void kv_run(void *ctx, int ith, int nth) {
+    kv_job *j = ctx;
+    long long lo, hi;
+    pl_pool_split(j->n, ith, nth, &lo, &hi);
+    if (hi <= lo) return;
+    if (j->type == PL_TYPE_F16) j->cc->isa->to_f16(j->x + lo, (uint16_t *)j->dst + lo, hi - lo);
+    else memcpy((float *)j->dst + lo, j->x + lo, (size_t)(hi - lo) * sizeof(float));
+}
+
+static void cpu_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
+    kv_job j = {pl_cpu(c), type, x, dst, n};
+    pl_cpu_parallel(j.cc, kv_run, &j, n);
+}
+
+static int64_t cpu_argmax(pl_compute *c, const float *x, int64_t n) {
+    (void)c;
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* ---- the instance ------------------------------------------------------- */
+
+static void cpu_free(pl_compute *c) {
+    if (!c) return;
+    pl_cpu_compute *cc = pl_cpu(c);
+    pl_pool_free(cc->pool);
+    free(cc->act);
+    free(cc->attn);
+    free(cc);
+}
+
+static const pl_compute_ops cpu_ops = {
+    .free = cpu_free,
+    .reserve = cpu_reserve,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .get_rows = pl_cpu_get_rows,
+    .mul_mat = pl_cpu_mul_mat,
+    .rms_norm = cpu_rms_norm,
+    .add = cpu_add,
+    .mul = cpu_mul,
+    .scale = cpu_scale,
+    .silu_mul = cpu_silu_mul,
+    .softmax = cpu_softmax,
+    .rope = pl_cpu_rope,
+    .kv_store = cpu_kv_store,
+    .attention = pl_cpu_attention,
+    .argmax = cpu_argmax,
+};
+
+pocketllm_status pl_cpu_compute_new(int n_threads, const pl_cpu_isa *isa, pl_compute **out) {
+    *out = NULL;
+    if (n_threads == 0) n_threads = pl_pool_default_threads();
+    if (!isa) isa = pl_cpu_isa_best();
+    if (!pl_cpu_isa_usable(isa)) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "this CPU cannot run the %s kernels", isa->name);
+    pl_cpu_compute *cc = calloc(1, sizeof *cc);
+    if (!cc) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+    cc->base.ops = &cpu_ops;
+    cc->base.backend = "cpu";
+    cc->isa = isa;
+    /* the quant kernels of the same tier (theirs needs VNNI for AVX-512) */
+    cc->qtier = isa == pl_cpu_isa_generic() ? PL_TIER_SCALAR : isa == pl_cpu_isa_avx2() ? PL_TIER_AVX2 : PL_TIER_AVX512;
+    while (cc->qtier > PL_TIER_SCALAR && !pl_quant_tier_supported(cc->qtier)) cc->qtier = (pl_quant_tier)(cc->qtier - 1);
+    cc->n_threads = n_threads;
+    pocketllm_status st = pl_pool_new(n_threads, &cc->pool);
+    if (st) {
+        free(cc);
+        return st;
+    }
+    *out = &cc->base;
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pl_cpu_compute_default(int n_threads, pl_compute **out) {
+    return pl_cpu_compute_new(n_threads, NULL, out);
+}

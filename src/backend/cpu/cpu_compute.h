@@ -1,0 +1,44 @@
+/*
+ * cpu_compute.h -- the CPU backend instance shared by its op drivers: the
+ * chosen row-kernel table, the thread pool, and scratch reserved up front.
+ */
+#ifndef PL_CPU_COMPUTE_H
+#define PL_CPU_COMPUTE_H
+
+#include "backend/compute.h"
+#include "backend/cpu/cpu_isa.h"
+#include "base/threadpool.h"
+#include "quant/kernels.h"
+
+typedef struct pl_cpu_compute {
+    pl_compute base;
+    const pl_cpu_isa *isa;
+    pl_quant_tier qtier; /* the quant module's kernels matching isa */
+    pl_pool *pool;
+    int n_threads;
+    pl_compute_limits lim;
+    /* matmul: the activations converted to a weight's vec_dot type */
+    void *act;
+    size_t act_bytes;
+    /* attention: per thread, scores (n_ctx floats) and q in f16 */
+    void *attn;
+    size_t attn_stride; /* bytes per thread */
+} pl_cpu_compute;
+
+static inline pl_cpu_compute *pl_cpu(pl_compute *c) { return (pl_cpu_compute *)c; }
+
+/* Run fn over the pool, or on the calling thread alone when the job is
+ * too small to pay for waking the workers. */
+void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_fn fn, void *ctx, int64_t work);
+
+void pl_cpu_get_rows(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y);
+void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);
+void pl_cpu_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
+                 int64_t head_dim, const int32_t *pos);
+void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
+                      const void *v_cache, int64_t n_tok, int64_t pos0, float *out);
+
+/* Whether mul_mat/get_rows can run on weights of this type. */
+bool pl_cpu_weight_type_ok(uint32_t type);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * cpu_dispatch.c -- choose the row-kernel table for this host once: the
+ * widest instruction set the CPU and OS support, capped by
+ * POCKETLLM_CPU_TIER=scalar|avx2|avx512 when set (the same variable caps
+ * the quant kernels), so a whole run can be repeated on a lower tier.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_isa.h"
+#include "base/cpu.h"
+
+int pl_cpu_isa_usable(const pl_cpu_isa *isa) {
+    if (!isa) return 0;
+    const uint32_t f = pl_cpu_features();
+    if (isa == pl_cpu_isa_generic()) return 1;
+    const uint32_t avx2 = POCKETLLM_CPU_AVX2 | POCKETLLM_CPU_FMA | POCKETLLM_CPU_F16C;
+    if (isa == pl_cpu_isa_avx2()) return (f & avx2) == avx2;
+    const uint32_t avx512 = avx2 | POCKETLLM_CPU_AVX512F | POCKETLLM_CPU_AVX512BW | POCKETLLM_CPU_AVX512VL;
+    if (isa == pl_cpu_isa_avx512()) return (f & avx512) == avx512;
+    return 0;
+}
+
+const pl_cpu_isa *pl_cpu_isa_by_name(const char *name) {
+    const pl_cpu_isa *all[] = {pl_cpu_isa_avx512(), pl_cpu_isa_avx2(), pl_cpu_isa_generic()};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i] && name && strcmp(all[i]->name, name) == 0 && pl_cpu_isa_usable(all[i])) return all[i];
+    return NULL;
+}
+
+static const pl_cpu_isa *choose(void) {
+    const char *cap = getenv("POCKETLLM_CPU_TIER");
+    const int level = !cap ? 2 : !strcmp(cap, "scalar") ? 0 : !strcmp(cap, "avx2") ? 1 : 2;
+    if (level >= 2 && pl_cpu_isa_usable(pl_cpu_isa_avx512())) return pl_cpu_isa_avx512();
+    if (level >= 1 && pl_cpu_isa_usable(pl_cpu_isa_avx2())) return pl_cpu_isa_avx2();
+    return pl_cpu_isa_generic();
+}
+
+const pl_cpu_isa *pl_cpu_isa_best(void) {
+    static const pl_cpu_isa *chosen;
+    const pl_cpu_isa *isa = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
+    if (!isa) {
+        isa = choose(); /* racing first callers choose the same table */
+        __atomic_store_n(&chosen, isa, __ATOMIC_RELEASE);
+    }
+    return isa;
+}

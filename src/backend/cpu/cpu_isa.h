@@ -1,0 +1,52 @@
+/*
+ * cpu_isa.h -- the row kernels of the CPU backend, one table per
+ * instruction set: a portable C version and AVX2 / AVX-512 versions compiled
+ * into the same binary (function target attributes) and chosen at run time
+ * from the host's features.  The op drivers (threading, shapes) are written
+ * once on top of a table; every table is tested against the reference ops.
+ */
+#ifndef PL_CPU_ISA_H
+#define PL_CPU_ISA_H
+
+#include <stdint.h>
+
+typedef struct pl_cpu_isa {
+    const char *name; /* "generic", "avx2", "avx512" */
+    /* sum of x[i]^2, accumulated at least in f32 lanes (rms_norm) */
+    double (*sum_sq)(const float *x, int64_t n);
+    /* y = (x * s) * w, or x * s when w is NULL */
+    void (*scale_mul)(const float *x, float s, const float *w, float *y, int64_t n);
+    void (*add)(const float *a, const float *b, float *y, int64_t n);
+    void (*mul)(const float *a, const float *b, float *y, int64_t n);
+    /* y = g / (1 + e^-g) * u */
+    void (*silu_mul)(const float *g, const float *u, float *y, int64_t n);
+    float (*max)(const float *x, int64_t n);
+    /* y = e^(x - m); returns the sum of y */
+    double (*exp_sum)(const float *x, float m, float *y, int64_t n);
+    /* f32 -> f16 / bf16, round to nearest even (as ggml) */
+    void (*to_f16)(const float *x, uint16_t *y, int64_t n);
+    void (*to_bf16)(const float *x, uint16_t *y, int64_t n);
+    /* dot products of two rows of one type */
+    float (*dot_f32)(const float *a, const float *b, int64_t n);
+    float (*dot_f16)(const uint16_t *a, const uint16_t *b, int64_t n);
+    float (*dot_bf16)(const uint16_t *a, const uint16_t *b, int64_t n);
+    /* y += a * x */
+    void (*axpy_f32)(float a, const float *x, float *y, int64_t n);
+    void (*axpy_f16)(float a, const uint16_t *x, float *y, int64_t n);
+} pl_cpu_isa;
+
+const pl_cpu_isa *pl_cpu_isa_generic(void);
+/* NULL when not compiled for this architecture. */
+const pl_cpu_isa *pl_cpu_isa_avx2(void);
+const pl_cpu_isa *pl_cpu_isa_avx512(void);
+
+/* Whether the host can run the table. */
+int pl_cpu_isa_usable(const pl_cpu_isa *isa);
+
+/* The table the engine uses: the best the host supports, capped by the
+ * environment variable POCKETLLM_CPU_TIER (scalar|avx2|avx512) when set. */
+const pl_cpu_isa *pl_cpu_isa_best(void);
+/* A table by name if the host can run it, else NULL. */
+const pl_cpu_isa *pl_cpu_isa_by_name(const char *name);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * isa_avx2.c -- the row kernels for x86-64 with AVX2, FMA and F16C,
+ * compiled through function target attributes so that the rest of the
+ * binary stays baseline x86-64; chosen at run time (cpu_dispatch.c).
+ */
+#include "backend/cpu/cpu_isa.h"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+#include <math.h>
+
+#include "base/half.h"
+
+#define PL_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+PL_AVX2 static inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* e^x, Cephes' single-precision polynomial with the power of two applied
+ * in two halves so that results near the ends of the range stay exact:
+ * within 2 ulp of expf over [-104, 88.72], 0 below, inf above. */
+PL_AVX2 static inline __m256 exp8(__m256 x) {
+    const __m256 max_x = _mm256_set1_ps(88.72283935546875f);
+    const __m256 over = _mm256_cmp_ps(x, max_x, _CMP_GT_OQ);
+    x = _mm256_max_ps(_mm256_min_ps(x, max_x), _mm256_set1_ps(-104.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    __m256 y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    y = _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23)));
+    y = _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23)));
+    return _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), over);
+}
+
+PL_AVX2 static double a_sum_sq(const float *x, int64_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+        s0 = _mm256_fmadd_ps(a, a, s0);
+        s1 = _mm256_fmadd_ps(b, b, s1);
+    }
+    double sum = (double)hsum(_mm256_add_ps(s0, s1));
+    for (; i < n; i++) sum += (double)(x[i] * x[i]);
+    return sum;
+}
+
+PL_AVX2 static void a_scale_mul(const float *x, float s, const float *w, float *y, int64_t n) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = 0;
+    if (w) {
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
+        for (; i < n; i++) y[i] = (x[i] * s) * w[i];
+    } else {
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
+        for (; i < n; i++) y[i] = x[i] * s;
+    }
+}
+
+PL_AVX2 static void a_add(const float *a, const float *b, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; i++) y[i] = a[i] + b[i];
+}
+
+PL_AVX2 static void a_mul(const float *a, const float *b, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; i++) y[i] = a[i] * b[i];
+}
+
+PL_AVX2 static void a_silu_mul(const float *g, const float *u, float *y, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 gv = _mm256_loadu_ps(g + i);
+        const __m256 e = exp8(_mm256_sub_ps(zero, gv));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(gv, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
+    }
+    for (; i < n; i++) y[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+PL_AVX2 static float a_max(const float *x, int64_t n) {
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    float r = _mm_cvtss_f32(h);
+    for (; i < n; i++) r = x[i] > r ? x[i] : r;
+    return r;
+}
+
+PL_AVX2 static double a_exp_sum(const float *x, float m, float *y, int64_t n) {
+    const __m256 vm = _mm256_set1_ps(m);
+    __m256 s = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        _mm256_storeu_ps(y + i, e);
+        s = _mm256_add_ps(s, e);
+    }
+    double sum = (double)hsum(s);
+    for (; i < n; i++) {
+        y[i] = expf(x[i] - m);
+        sum += (double)y[i];
+    }
+    return sum;
+}
+
+PL_AVX2 static void a_to_f16(const float *x, uint16_t *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = pl_f32_to_f16(x[i]);
+}
+
+PL_AVX2 static void a_to_bf16(const float *x, uint16_t *y, int64_t n) {
+    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(64);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i u = _mm256_loadu_si256((const __m256i *)(x + i));
+        const __m256i hi = _mm256_srli_epi32(u, 16);
+        const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(half, _mm256_and_si256(hi, one))), 16);
+        const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
+        const __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, quiet), is_nan);
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_castsi256_si128(packed));
+    }
+    for (; i < n; i++) y[i] = pl_f32_to_bf16(x[i]);
+}
+
+PL_AVX2 static float a_dot_f32(const float *a, const float *b, int64_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    float sum = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+PL_AVX2 static inline __m256 load_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+PL_AVX2 static float a_dot_f16(const uint16_t *a, const uint16_t *b, int64_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(load_f16(a + i), load_f16(b + i), s0);
+        s1 = _mm256_fmadd_ps(load_f16(a + i + 8), load_f16(b + i + 8), s1);
+        s2 = _mm256_fmadd_ps(load_f16(a + i + 16), load_f16(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(load_f16(a + i + 24), load_f16(b + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(load_f16(a + i), load_f16(b + i), s0);
+    float sum = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) sum += _cvtsh_ss(a[i]) * _cvtsh_ss(b[i]);
+    return sum;
+}
+
+PL_AVX2 static inline __m256 load_bf16(const uint16_t *p) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+PL_AVX2 static float a_dot_bf16(const uint16_t *a, const uint16_t *b, int64_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(load_bf16(a + i), load_bf16(b + i), s0);
+        s1 = _mm256_fmadd_ps(load_bf16(a + i + 8), load_bf16(b + i + 8), s1);
+        s2 = _mm256_fmadd_ps(load_bf16(a + i + 16), load_bf16(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(load_bf16(a + i + 24), load_bf16(b + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(load_bf16(a + i), load_bf16(b + i), s0);
+    float sum = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) sum += pl_bf16_to_f32(a[i]) * pl_bf16_to_f32(b[i]);
+    return sum;
+}
+
+PL_AVX2 static void a_axpy_f32(float a, const float *x, float *y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] += a * x[i];
+}
+
+PL_AVX2 static void a_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] += a * _cvtsh_ss(x[i]);
+}
+
+static const pl_cpu_isa avx2 = {
+    .name = "avx2",
+    .sum_sq = a_sum_sq,
+    .scale_mul = a_scale_mul,
+    .add = a_add,
+    .mul = a_mul,
+    .silu_mul = a_silu_mul,
+    .max = a_max,
+    .exp_sum = a_exp_sum,
+    .to_f16 = a_to_f16,
+    .to_bf16 = a_to_bf16,
+    .dot_f32 = a_dot_f32,
+    .dot_f16 = a_dot_f16,
+    .dot_bf16 = a_dot_bf16,
+    .axpy_f32 = a_axpy_f32,
+    .axpy_f16 = a_axpy_f16,
+};
+
+const pl_cpu_isa *pl_cpu_isa_avx2(void) { return &avx2; }
+
+#else
+
+const pl_cpu_isa *pl_cpu_isa_avx2(void) { return 0; }
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * isa_avx512.c -- the row kernels for x86-64 with AVX-512 F/BW/VL (plus
+ * FMA and F16C), compiled through function target attributes and chosen at
+ * run time.  Tails are handled with masked loads and stores.
+ */
+#include "backend/cpu/cpu_isa.h"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+#include <math.h>
+
+#include "base/half.h"
+
+#define PL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+
+PL_AVX512 static inline __mmask16 tail_mask(int64_t left) {
+    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
+/* e^x as in isa_avx2.c (Cephes polynomial, power of two in two halves). */
+PL_AVX512 static inline __m512 exp16(__m512 x) {
+    const __m512 max_x = _mm512_set1_ps(88.72283935546875f);
+    const __mmask16 over = _mm512_cmp_ps_mask(x, max_x, _CMP_GT_OQ);
+    x = _mm512_max_ps(_mm512_min_ps(x, max_x), _mm512_set1_ps(-104.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    const __m512i ni = _mm512_cvtps_epi32(n);
+    const __m512i n1 = _mm512_srai_epi32(ni, 1), n2 = _mm512_sub_epi32(ni, n1);
+    const __m512i bias = _mm512_set1_epi32(127);
+    y = _mm512_mul_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23)));
+    y = _mm512_mul_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23)));
+    return _mm512_mask_blend_ps(over, y, _mm512_set1_ps(INFINITY));
+}
+
+PL_AVX512 static double v_sum_sq(const float *x, int64_t n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+        s0 = _mm512_fmadd_ps(a, a, s0);
+        s1 = _mm512_fmadd_ps(b, b, s1);
+    }
+    for (; i < n; i += 16) {
+        const __m512 a = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
+        s0 = _mm512_fmadd_ps(a, a, s0);
+    }
+    return (double)_mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+PL_AVX512 static void v_scale_mul(const float *x, float s, const float *w, float *y, int64_t n) {
+    const __m512 vs = _mm512_set1_ps(s);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vs);
+        if (w) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, w + i));
+        _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
+
+PL_AVX512 static void v_add(const float *a, const float *b, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
+    }
+}
+
+PL_AVX512 static void v_mul(const float *a, const float *b, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
+    }
+}
+
+PL_AVX512 static void v_silu_mul(const float *g, const float *u, float *y, int64_t n) {
+    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 gv = _mm512_maskz_loadu_ps(m, g + i);
+        const __m512 e = exp16(_mm512_sub_ps(zero, gv));
+        const __m512 r = _mm512_mul_ps(_mm512_div_ps(gv, _mm512_add_ps(one, e)), _mm512_maskz_loadu_ps(m, u + i));
+        _mm512_mask_storeu_ps(y + i, m, r);
+    }
+}
+
+PL_AVX512 static float v_max(const float *x, int64_t n) {
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int64_t i = 0; i < n; i += 16) mx = _mm512_mask_max_ps(mx, tail_mask(n - i), mx, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+    return _mm512_reduce_max_ps(mx);
+}
+
+PL_AVX512 static double v_exp_sum(const float *x, float mx, float *y, int64_t n) {
+    const __m512 vm = _mm512_set1_ps(mx);
+    __m512 s = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm)));
+        _mm512_mask_storeu_ps(y + i, m, e);
+        s = _mm512_add_ps(s, e);
+    }
+    return (double)_mm512_reduce_add_ps(s);
+}
+
+PL_AVX512 static void v_to_f16(const float *x, uint16_t *y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm256_mask_storeu_epi16(y + i, m, h);
+    }
+}
+
+PL_AVX512 static void v_to_bf16(const float *x, uint16_t *y, int64_t n) {
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff), quiet = _mm512_set1_epi32(64);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512i u = _mm512_maskz_loadu_epi32(m, x + i);
+        const __m512i hi = _mm512_srli_epi32(u, 16);
+        const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(half, _mm512_and_si512(hi, one))), 16);
+        const __mmask16 is_nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs_mask), inf);
+        const __m512i r = _mm512_mask_blend_epi32(is_nan, rounded, _mm512_or_si512(hi, quiet));
+        _mm256_mask_storeu_epi16(y + i, m, _mm512_cvtepi32_epi16(r));
+    }
+}
+
+PL_AVX512 static float v_dot_f32(const float *a, const float *b, int64_t n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+PL_AVX512 static inline __m512 load_f16(const uint16_t *p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+}
+
+PL_AVX512 static float v_dot_f16(const uint16_t *a, const uint16_t *b, int64_t n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    int64_t i = 0;
+    const __mmask16 all = 0xffff;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_fmadd_ps(load_f16(a + i, all), load_f16(b + i, all), s0);
+        s1 = _mm512_fmadd_ps(load_f16(a + i + 16, all), load_f16(b + i + 16, all), s1);
+        s2 = _mm512_fmadd_ps(load_f16(a + i + 32, all), load_f16(b + i + 32, all), s2);
+        s3 = _mm512_fmadd_ps(load_f16(a + i + 48, all), load_f16(b + i + 48, all), s3);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        s0 = _mm512_fmadd_ps(load_f16(a + i, m), load_f16(b + i, m), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+PL_AVX512 static inline __m512 load_bf16(const uint16_t *p, __mmask16 m) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+PL_AVX512 static float v_dot_bf16(const uint16_t *a, const uint16_t *b, int64_t n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    int64_t i = 0;
+    const __mmask16 all = 0xffff;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_fmadd_ps(load_bf16(a + i, all), load_bf16(b + i, all), s0);
+        s1 = _mm512_fmadd_ps(load_bf16(a + i + 16, all), load_bf16(b + i + 16, all), s1);
+        s2 = _mm512_fmadd_ps(load_bf16(a + i + 32, all), load_bf16(b + i + 32, all), s2);
+        s3 = _mm512_fmadd_ps(load_bf16(a + i + 48, all), load_bf16(b + i + 48, all), s3);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        s0 = _mm512_fmadd_ps(load_bf16(a + i, m), load_bf16(b + i, m), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+PL_AVX512 static void v_axpy_f32(float a, const float *x, float *y, int64_t n) {
+    const __m512 va = _mm512_set1_ps(a);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+PL_AVX512 static void v_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
+    const __m512 va = _mm512_set1_ps(a);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, load_f16(x + i, m), _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+static const pl_cpu_isa avx512 = {
+    .name = "avx512",
+    .sum_sq = v_sum_sq,
+    .scale_mul = v_scale_mul,
+    .add = v_add,
+    .mul = v_mul,
+    .silu_mul = v_silu_mul,
+    .max = v_max,
+    .exp_sum = v_exp_sum,
+    .to_f16 = v_to_f16,
+    .to_bf16 = v_to_bf16,
+    .dot_f32 = v_dot_f32,
+    .dot_f16 = v_dot_f16,
+    .dot_bf16 = v_dot_bf16,
+    .axpy_f32 = v_axpy_f32,
+    .axpy_f16 = v_axpy_f16,
+};
+
+const pl_cpu_isa *pl_cpu_isa_avx512(void) { return &avx512; }
+
+#else
+
+const pl_cpu_isa *pl_cpu_isa_avx512(void) { return 0; }
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * isa_generic.c -- the portable row kernels: plain C that any compiler and
+ * any CPU run, written with several independent accumulators so that the
+ * optimiser can vectorise them for the build's baseline.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_isa.h"
+#include "base/half.h"
+
+static double g_sum_sq(const float *x, int64_t n) {
+    float s[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) s[k] += x[i + k] * x[i + k];
+    double sum = 0.0;
+    for (int k = 0; k < 8; k++) sum += (double)s[k];
+    for (; i < n; i++) sum += (double)(x[i] * x[i]);
+    return sum;
+}
+
+static void g_scale_mul(const float *x, float s, const float *w, float *y, int64_t n) {
+    if (w)
+        for (int64_t i = 0; i < n; i++) y[i] = (x[i] * s) * w[i];
+    else
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
+}
+
+static void g_add(const float *a, const float *b, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
+static void g_mul(const float *a, const float *b, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = a[i] * b[i];
+}
+
+static void g_silu_mul(const float *g, const float *u, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+static float g_max(const float *x, int64_t n) {
+    float m = -INFINITY;
+    for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+static double g_exp_sum(const float *x, float m, float *y, int64_t n) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = expf(x[i] - m);
+        sum += (double)y[i];
+    }
+    return sum;
+}
+
+static void g_to_f16(const float *x, uint16_t *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = pl_f32_to_f16(x[i]);
+}
+
+static void g_to_bf16(const float *x, uint16_t *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = pl_f32_to_bf16(x[i]);
+}
+
+static float g_dot_f32(const float *a, const float *b, int64_t n) {
+    float s[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) s[k] += a[i + k] * b[i + k];
+    float sum = 0.0f;
+    for (int k = 0; k < 8; k++) sum += s[k];
+    for (; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+/* f16 -> f32 through a table of all 65536 values, filled once (the bit
+ * decode with its branches would dominate the dot product otherwise). */
+static float f16_table[65536];
+static int f16_table_ready;
+
+static const float *f16_lut(void) {
+    if (!__atomic_load_n(&f16_table_ready, __ATOMIC_ACQUIRE)) {
+        /* racing first callers write the same values */
+        for (uint32_t h = 0; h < 65536; h++) f16_table[h] = pl_f16_to_f32((uint16_t)h);
+        __atomic_store_n(&f16_table_ready, 1, __ATOMIC_RELEASE);
+    }
+    return f16_table;
+}
+
+static float g_dot_f16(const uint16_t *a, const uint16_t *b, int64_t n) {
+    const float *t = f16_lut();
+    float s[4] = {0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++) s[k] += t[a[i + k]] * t[b[i + k]];
+    float sum = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < n; i++) sum += t[a[i]] * t[b[i]];
+    return sum;
+}
+
+static float g_dot_bf16(const uint16_t *a, const uint16_t *b, int64_t n) {
+    float s[4] = {0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++) s[k] += pl_bf16_to_f32(a[i + k]) * pl_bf16_to_f32(b[i + k]);
+    float sum = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < n; i++) sum += pl_bf16_to_f32(a[i]) * pl_bf16_to_f32(b[i]);
+    return sum;
+}
+
+static void g_axpy_f32(float a, const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+static void g_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
+    const float *t = f16_lut();
+    for (int64_t i = 0; i < n; i++) y[i] += a * t[x[i]];
+}
+
+static const pl_cpu_isa generic = {
+    .name = "generic",
+    .sum_sq = g_sum_sq,
+    .scale_mul = g_scale_mul,
+    .add = g_add,
+    .mul = g_mul,
+    .silu_mul = g_silu_mul,
+    .max = g_max,
+    .exp_sum = g_exp_sum,
+    .to_f16 = g_to_f16,
+    .to_bf16 = g_to_bf16,
+    .dot_f32 = g_dot_f32,
+    .dot_f16 = g_dot_f16,
+    .dot_bf16 = g_dot_bf16,
+    .axpy_f32 = g_axpy_f32,
+    .axpy_f16 = g_axpy_f16,
+};
+
+const pl_cpu_isa *pl_cpu_isa_generic(void) { return &generic; }

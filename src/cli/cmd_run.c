@@ -1,0 +1,190 @@
+/*
+ * cmd_run.c -- `pocketllm run`: tokenize a prompt as llama_tokenize(
+ * add_special, parse_special) does, evaluate it in one batched prefill,
+ * then sample token by token, streaming the text, until an end-of-generation
+ * token, -n tokens, or the end of the context.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "run_common.h"
+
+typedef struct run_opts {
+    run_common common;
+    int64_t n_predict;
+    pocketllm_sampler_params sp;
+    bool seed_given, print_ids, timings;
+} run_opts;
+
+static int parse(int argc, char **argv, run_opts *o) {
+    run_common_defaults(&o->common);
+    o->n_predict = 128;
+    o->sp = pocketllm_sampler_default_params();
+    const char *v, *err = NULL;
+    for (int i = 1; i < argc; i++) {
+        int64_t n;
+        double d;
+        int r = run_common_opt(argc, argv, &i, &o->common, "run");
+        if (r < 0) return CLI_USAGE;
+        if (r > 0) continue;
+        if (cli_opt(argc, argv, &i, "-n", &v, &err) || cli_opt(argc, argv, &i, "--n-predict", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 1 << 24, &n)) return cli_usage("run", "-n wants a count of 1 or more, not '%s'", v);
+            o->n_predict = n;
+        } else if (cli_opt(argc, argv, &i, "--temperature", &v, &err) || cli_opt(argc, argv, &i, "--temp", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_f64(v, 0, 1e6, &d)) return cli_usage("run", "--temperature wants a number >= 0, not '%s'", v);
+            o->sp.temperature = (float)d;
+        } else if (cli_opt(argc, argv, &i, "--top-k", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 0, 1 << 30, &n)) return cli_usage("run", "--top-k wants a count >= 0 (0 = off), not '%s'", v);
+            o->sp.top_k = (int32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--top-p", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_f64(v, 0, 1, &d)) return cli_usage("run", "--top-p wants a number in [0, 1], not '%s'", v);
+            o->sp.top_p = (float)d;
+        } else if (cli_opt(argc, argv, &i, "--min-p", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_f64(v, 0, 1, &d)) return cli_usage("run", "--min-p wants a number in [0, 1], not '%s'", v);
+            o->sp.min_p = (float)d;
+        } else if (cli_opt(argc, argv, &i, "--repeat-penalty", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_f64(v, 1e-6, 1e6, &d)) return cli_usage("run", "--repeat-penalty wants a number > 0, not '%s'", v);
+            o->sp.repeat_penalty = (float)d;
+        } else if (cli_opt(argc, argv, &i, "--presence-penalty", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_f64(v, -1e6, 1e6, &d)) return cli_usage("run", "--presence-penalty wants a number, not '%s'", v);
+            o->sp.presence_penalty = (float)d;
+        } else if (cli_opt(argc, argv, &i, "--frequency-penalty", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_f64(v, -1e6, 1e6, &d)) return cli_usage("run", "--frequency-penalty wants a number, not '%s'", v);
+            o->sp.frequency_penalty = (float)d;
+        } else if (cli_opt(argc, argv, &i, "--repeat-last-n", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, -1, 1 << 24, &n)) return cli_usage("run", "--repeat-last-n wants -1 (all) or a count, not '%s'", v);
+            o->sp.penalty_last_n = (int32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--seed", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 0, INT64_MAX, &n)) return cli_usage("run", "--seed wants a number >= 0, not '%s'", v);
+            o->sp.seed = (uint64_t)n;
+            o->seed_given = true;
+        } else if (!strcmp(argv[i], "--print-ids")) {
+            o->print_ids = true;
+        } else if (!strcmp(argv[i], "--timings")) {
+            o->timings = true;
+        } else {
+            return cli_usage("run", "unknown argument '%s'", argv[i]);
+        }
+    }
+    if (err) return cli_usage("run", "an option %s", err);
+    return run_common_check(&o->common, "run");
+}
+
+static void print_ids(const int32_t *ids, size_t n) {
+    for (size_t i = 0; i < n; i++) printf("%s%d", i ? " " : "", ids[i]);
+    putchar('\n');
+}
+
+/* Write the text of one generated id (held back until whole UTF-8). */
+static pocketllm_status emit(pocketllm_detokenizer *d, int32_t id) {
+    char buf[512];
+    size_t len;
+    pocketllm_status st = pocketllm_detokenizer_push(d, id, buf, sizeof buf, &len);
+    if (st == POCKETLLM_ERR_INVALID_ARGUMENT && len > sizeof buf) {
+        char *big = malloc(len);
+        if (!big) return st;
+        st = pocketllm_detokenizer_push(d, id, big, len, &len);
+        if (!st) fwrite(big, 1, len, stdout);
+        free(big);
+        return st;
+    }
+    if (!st) fwrite(buf, 1, len, stdout);
+    fflush(stdout);
+    return st;
+}
+
+int cmd_run(int argc, char **argv) {
+    run_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc;
+    if (!o.seed_given) o.sp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+
+    run_state rs;
+    if ((rc = run_common_open(&o.common, &rs, "run"))) return rc;
+    pocketllm_sampler *smp = NULL;
+    pocketllm_detokenizer *detok = NULL;
+    int32_t *gen = malloc((size_t)o.n_predict * sizeof *gen);
+    size_t n_gen = 0;
+    pocketllm_status st = gen ? POCKETLLM_OK : POCKETLLM_ERR_NO_MEMORY;
+    if (!st) st = pocketllm_sampler_new(&o.sp, &smp);
+    if (!st && !o.print_ids) st = pocketllm_detokenizer_new(rs.model, 0, &detok);
+    if (st) {
+        rc = cli_lib_error("run", st);
+        goto done;
+    }
+    for (size_t i = 0; i < rs.n_prompt; i++) pocketllm_sampler_accept(smp, rs.prompt[i]);
+
+    double t0 = cli_now();
+    if ((st = pocketllm_session_eval(rs.session, rs.prompt, rs.n_prompt, 0))) {
+        rc = cli_lib_error("run", st);
+        goto done;
+    }
+    double t1 = cli_now();
+    const int32_t n_vocab = rs.n_vocab;
+    bool context_full = false;
+    for (;;) {
+        int32_t id;
+        if ((st = pocketllm_sampler_sample(smp, pocketllm_session_logits(rs.session, -1), n_vocab, &id))) {
+            rc = cli_lib_error("run", st);
+            goto done;
+        }
+        gen[n_gen++] = id;
+        const bool eog = pocketllm_token_is_eog(rs.model, id);
+        if (!eog && detok && (st = emit(detok, id))) {
+            rc = cli_lib_error("run", st);
+            goto done;
+        }
+        if (eog || n_gen == (size_t)o.n_predict) break;
+        if (pocketllm_session_n_past(rs.session) >= pocketllm_session_n_ctx(rs.session)) {
+            context_full = true;
+            break;
+        }
+        pocketllm_sampler_accept(smp, id);
+        if ((st = pocketllm_session_eval(rs.session, &id, 1, 0))) {
+            rc = cli_lib_error("run", st);
+            goto done;
+        }
+    }
+    double t2 = cli_now();
+    if (detok) {
+        char buf[64];
+        size_t len;
+        if (!pocketllm_detokenizer_flush(detok, buf, sizeof buf, &len)) fwrite(buf, 1, len, stdout);
+        putchar('\n');
+    }
+    if (o.print_ids) {
+        print_ids(rs.prompt, rs.n_prompt);
+        print_ids(gen, n_gen);
+    }
+    fflush(stdout);
+    if (context_full)
+        fprintf(stderr, "pocketllm run: stopped after %zu tokens: the context of %u positions is full (raise --ctx)\n",
+                n_gen, pocketllm_session_n_ctx(rs.session));
+    if (o.timings)
+        fprintf(stderr, "pocketllm run: prompt %zu tokens in %.3f s (%.1f tok/s), generated %zu in %.3f s (%.1f tok/s)\n",
+                rs.n_prompt, t1 - t0, (double)rs.n_prompt / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, t2 - t1,
+                (double)n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+    rc = CLI_OK;
+done:
+    free(gen);
+    pocketllm_detokenizer_free(detok);
+    pocketllm_sampler_free(smp);
+    run_common_close(&rs);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * llama.h -- the decoder-only family that llama, qwen2 and qwen3 share:
+ * hyperparameters and weights as named in the GGUF file.  The variants
+ * differ only in which optional tensors exist (qwen2: Q/K/V biases; qwen3:
+ * per-head Q/K RMSNorm) and in the rotary mode (llama: adjacent pairs;
+ * qwen: split halves).
+ */
+#ifndef PL_MODEL_LLAMA_H
+#define PL_MODEL_LLAMA_H
+
+#include "model/model.h"
+#include "ops/ref.h"
+#include "ops/weight.h"
+
+typedef struct pl_llama_hparams {
+    int64_t n_vocab, n_embd, n_layer, n_ff;
+    int64_t n_head, n_head_kv, head_dim; /* head_dim = attention.key_length */
+    int64_t n_ctx_train;
+    float rms_eps;
+    float attn_scale; /* 1/sqrt(head_dim) unless the file says otherwise */
+} pl_llama_hparams;
+
+/* One transformer block.  Vectors (norm weights, biases) are f32; a bias
+ * or norm the variant does not have is NULL. */
+typedef struct pl_llama_layer {
+    const float *attn_norm;
+    pl_weight attn_q, attn_k, attn_v, attn_output;
+    const float *attn_q_bias, *attn_k_bias, *attn_v_bias, *attn_output_bias;
+    const float *attn_q_norm, *attn_k_norm; /* qwen3: RMSNorm of each head before rotary */
+    const float *ffn_norm;
+    pl_weight ffn_gate, ffn_up, ffn_down;
+    const float *ffn_gate_bias, *ffn_up_bias, *ffn_down_bias;
+} pl_llama_layer;
+
+typedef struct pl_llama {
+    pl_llama_hparams hp;
+    pl_rope_params rope;
+    pl_weight token_embd;
+    pl_llama_layer *layers;
+    const float *output_norm;
+    pl_weight output; /* token_embd itself when the embeddings are tied */
+    const float *output_bias;
+    /* f32 copies of vectors stored in f16/bf16 (small; matrices are never copied) */
+    float **owned;
+    size_t n_owned;
+} pl_llama;
+
+void pl_llama_forward(const pl_model *m, struct pl_forward *f);
+uint64_t pl_llama_scratch_floats(const pl_model *m, int64_t n_batch);
+
+extern const pl_arch pl_arch_llama, pl_arch_qwen2, pl_arch_qwen3;
+
+#endif

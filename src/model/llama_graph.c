@@ -1,0 +1,129 @@
+/*
+ * llama_graph.c -- the forward pass of the llama / qwen2 / qwen3 family,
+ * one function per block, the tensors named as in the GGUF file:
+ *
+ *   x = token_embd[ids]
+ *   for each layer:
+ *     x += attn_output . attention(rope(q_norm(attn_q . rms_norm(x))),
+ *                                  rope(k_norm(attn_k . rms_norm(x))),
+ *                                  attn_v . rms_norm(x))
+ *     x += ffn_down . (silu(ffn_gate . rms_norm(x)) * (ffn_up . rms_norm(x)))
+ *   logits = output . rms_norm(x)
+ *
+ * Every step is an op of the compute instance; this file never touches an
+ * activation itself, so any backend runs it.
+ */
+#include "model/forward.h"
+#include "model/llama.h"
+#include "quant/types.h"
+
+/* The activations of one pass, carved from the session's scratch. */
+typedef struct acts {
+    float *x;   /* [n][n_embd] the residual stream */
+    float *xb;  /* [n][n_embd] a normalised copy / a block's output */
+    float *q;   /* [n][n_head][head_dim] */
+    float *k;   /* [n][n_head_kv][head_dim] */
+    float *v;   /* [n][n_head_kv][head_dim] */
+    float *att; /* [n][n_head][head_dim] attention output */
+    float *hb;  /* [n][n_ff] gate, then silu(gate) * up */
+    float *hb2; /* [n][n_ff] up */
+} acts;
+
+uint64_t pl_llama_scratch_floats(const pl_model *m, int64_t n_batch) {
+    const pl_llama_hparams *hp = &((const pl_llama *)m->weights)->hp;
+    const uint64_t q = (uint64_t)(hp->n_head * hp->head_dim), kv = (uint64_t)(hp->n_head_kv * hp->head_dim);
+    /* sizes were bounded at load: no overflow for any n_batch we allow */
+    return (uint64_t)n_batch * (2 * (uint64_t)hp->n_embd + 2 * q + 2 * kv + 2 * (uint64_t)hp->n_ff);
+}
+
+static acts carve(const pl_llama_hparams *hp, float *s, int64_t n) {
+    const int64_t q = hp->n_head * hp->head_dim, kv = hp->n_head_kv * hp->head_dim;
+    acts a;
+    a.x = s, s += n * hp->n_embd;
+    a.xb = s, s += n * hp->n_embd;
+    a.q = s, s += n * q;
+    a.k = s, s += n * kv;
+    a.v = s, s += n * kv;
+    a.att = s, s += n * q;
+    a.hb = s, s += n * hp->n_ff;
+    a.hb2 = s;
+    return a;
+}
+
+/* y = W x (+ b) for n rows */
+static void linear(pl_compute *c, const pl_weight *w, const float *b, const float *x, int64_t n, float *y) {
+    pl_mul_mat(c, w, x, n, y);
+    if (b) pl_add(c, y, b, y, n, w->n_out, 1);
+}
+
+/* Cache row `pos` of one layer's K or V cache. */
+static void *cache_row(void *cache, uint32_t kv_type, int64_t kv_dim, int64_t pos) {
+    return (char *)cache + (size_t)pos * (size_t)kv_dim * (kv_type == PL_TYPE_F16 ? 2 : 4);
+}
+
+/* x += attn_output . attention(...) over the n tokens of the pass; writes
+ * this layer's K and V for them into the cache first.  Only the last
+ * `n_out` rows of the output go back into x (the others are not needed
+ * after the last layer). */
+static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t il, pl_forward *f, acts *a,
+                            int64_t n_out) {
+    pl_compute *c = f->c;
+    const pl_llama_hparams *hp = &L->hp;
+    const int64_t n = f->n_tok, kv_dim = hp->n_head_kv * hp->head_dim;
+
+    pl_rms_norm(c, a->x, ly->attn_norm, a->xb, n, hp->n_embd, hp->rms_eps);
+    linear(c, &ly->attn_q, ly->attn_q_bias, a->xb, n, a->q);
+    linear(c, &ly->attn_k, ly->attn_k_bias, a->xb, n, a->k);
+    linear(c, &ly->attn_v, ly->attn_v_bias, a->xb, n, a->v);
+    if (ly->attn_q_norm) pl_rms_norm(c, a->q, ly->attn_q_norm, a->q, n * hp->n_head, hp->head_dim, hp->rms_eps);
+    if (ly->attn_k_norm) pl_rms_norm(c, a->k, ly->attn_k_norm, a->k, n * hp->n_head_kv, hp->head_dim, hp->rms_eps);
+    pl_rope(c, &L->rope, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
+    pl_rope(c, &L->rope, a->k, a->k, n, hp->n_head_kv, hp->head_dim, f->pos);
+
+    pl_kv_store(c, f->kv_type, a->k, cache_row(f->k_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
+    pl_kv_store(c, f->kv_type, a->v, cache_row(f->v_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
+    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->kv_type};
+    const int64_t skip = n - n_out, q_dim = hp->n_head * hp->head_dim;
+    /* the queries of dropped rows are not needed either */
+    pl_attention(c, &ap, a->q + skip * q_dim, f->k_cache[il], f->v_cache[il], n_out, f->pos0 + skip, a->att);
+
+    float *x = a->x + skip * hp->n_embd;
+    linear(c, &ly->attn_output, ly->attn_output_bias, a->att, n_out, a->xb);
+    pl_add(c, x, a->xb, x, n_out, hp->n_embd, n_out);
+}
+
+/* x += ffn_down . (silu(ffn_gate . rms_norm(x)) * (ffn_up . rms_norm(x))) */
+static void ffn_block(const pl_llama *L, const pl_llama_layer *ly, pl_compute *c, float *x, int64_t n, acts *a) {
+    const pl_llama_hparams *hp = &L->hp;
+    pl_rms_norm(c, x, ly->ffn_norm, a->xb, n, hp->n_embd, hp->rms_eps);
+    linear(c, &ly->ffn_gate, ly->ffn_gate_bias, a->xb, n, a->hb);
+    linear(c, &ly->ffn_up, ly->ffn_up_bias, a->xb, n, a->hb2);
+    pl_silu_mul(c, a->hb, a->hb2, a->hb, n * hp->n_ff);
+    linear(c, &ly->ffn_down, ly->ffn_down_bias, a->hb, n, a->xb);
+    pl_add(c, x, a->xb, x, n, hp->n_embd, n);
+}
+
+/* logits = output . rms_norm(x) (+ output.bias) */
+static void output_block(const pl_llama *L, pl_compute *c, const float *x, int64_t n, acts *a, float *logits) {
+    const pl_llama_hparams *hp = &L->hp;
+    pl_rms_norm(c, x, L->output_norm, a->xb, n, hp->n_embd, hp->rms_eps);
+    linear(c, &L->output, L->output_bias, a->xb, n, logits);
+}
+
+void pl_llama_forward(const pl_model *m, pl_forward *f) {
+    const pl_llama *L = m->weights;
+    const pl_llama_hparams *hp = &L->hp;
+    acts a = carve(hp, f->scratch, f->n_tok);
+    /* like llama.cpp, the last layer finishes only the rows whose logits
+     * are wanted */
+    const int64_t n_out = f->all_logits ? f->n_tok : 1;
+
+    pl_get_rows(f->c, &L->token_embd, f->ids, f->n_tok, a.x);
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        const int64_t rows = il == hp->n_layer - 1 ? n_out : f->n_tok;
+        float *x = a.x + (f->n_tok - rows) * hp->n_embd;
+        attention_block(L, &L->layers[il], il, f, &a, rows);
+        ffn_block(L, &L->layers[il], f->c, x, rows, &a);
+    }
+    output_block(L, f->c, a.x + (f->n_tok - n_out) * hp->n_embd, n_out, &a, f->logits);
+}

@@ -1,0 +1,94 @@
+/*
+ * ref.h -- the scalar reference implementation of every op: short, obvious
+ * and normative.  Each fast kernel of a backend is tested against these.
+ *
+ * Where llama.cpp's CPU path rounds an operand (activations converted to a
+ * weight's vec_dot type, Q and the softmax weights rounded to f16 against
+ * an f16 KV cache, RMS sums in double), the reference rounds the same way,
+ * so that "the same tokens as llama.cpp" is a property of the math here,
+ * not of luck.  Activations are f32, row-major.
+ */
+#ifndef PL_OPS_REF_H
+#define PL_OPS_REF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ops/weight.h"
+#include "pocketllm.h"
+
+/* Rotary embedding (the ggml definition): for pair i (0 <= i < n_rot/2),
+ * theta_i = pos * freq_scale * freq_base^(-2i/n_rot) / freq_factors[i].
+ * NORMAL rotates adjacent elements (2i, 2i+1) -- llama; NEOX rotates
+ * (i, i + n_rot/2) -- qwen.  Elements at n_rot and beyond pass through. */
+enum { PL_ROPE_NORMAL = 0, PL_ROPE_NEOX = 2 };
+
+/* Largest head dimension the ops accept (models are checked at load). */
+#define PL_MAX_HEAD_DIM 1024
+
+typedef struct pl_rope_params {
+    int mode;                  /* PL_ROPE_NORMAL or PL_ROPE_NEOX */
+    int64_t n_rot;             /* rotated elements per head: even, <= head_dim */
+    float freq_base;
+    float freq_scale;          /* 1 / linear scaling factor */
+    const float *freq_factors; /* n_rot/2 divisors (llama 3 rope_freqs), or NULL */
+} pl_rope_params;
+
+/* Causal attention of n_tok query rows at positions pos0 .. pos0+n_tok-1
+ * against a KV cache whose rows 0 .. pos0+n_tok-1 are filled.  q and out
+ * are [n_tok][n_head][head_dim]; the caches are [n_ctx][n_head_kv][head_dim]
+ * of kv_type (f32 or f16).  Query head h reads KV head h / (n_head /
+ * n_head_kv) (grouped-query attention). */
+typedef struct pl_attn_params {
+    int64_t n_head, n_head_kv, head_dim;
+    float scale;      /* applied to q.k before the softmax */
+    uint32_t kv_type; /* PL_TYPE_F32 or PL_TYPE_F16 */
+} pl_attn_params;
+
+/* y[r] = embedding row ids[r] of w, decoded to f32 (ids already checked). */
+void pl_ref_get_rows(const pl_weight *w, const int32_t *ids, int64_t n, float *y);
+
+/* y[t][o] = sum_i w[o][i] * x[t][i] for n_tok rows of x; x is first
+ * converted to the weight type's vec_dot type (act_from_float), as
+ * llama.cpp's CPU backend does. */
+pocketllm_status pl_ref_mul_mat(const pl_weight *w, const float *x, int64_t n_tok, float *y);
+
+/* Each of `rows` rows of n: y = x / sqrt(mean(x^2) + eps) * w (w may be
+ * NULL: no weight).  The sum of squares is accumulated in double. */
+void pl_ref_rms_norm(const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps);
+
+/* y = a + b over rows of n; b is one row broadcast to all rows when
+ * b_rows == 1, else `rows` rows. */
+void pl_ref_add(const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
+void pl_ref_mul(const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
+void pl_ref_scale(const float *x, float s, float *y, int64_t n);
+
+/* y = silu(g) * u, silu(x) = x / (1 + e^-x). */
+void pl_ref_silu_mul(const float *g, const float *u, float *y, int64_t n);
+
+/* y = softmax(x) over one row of n (max subtracted, sum in double). */
+void pl_ref_softmax(const float *x, float *y, int64_t n);
+
+/* x and y are [n_tok][n_head][head_dim]; token t is at position pos[t]. */
+void pl_ref_rope(const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
+                 int64_t head_dim, const int32_t *pos);
+
+/* Write n f32 values into a cache of type (f32 or f16). */
+void pl_ref_kv_store(uint32_t type, const float *x, void *dst, int64_t n);
+
+pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, const void *k_cache, const void *v_cache,
+                                  int64_t n_tok, int64_t pos0, float *out);
+
+/* Index of the largest value (the first on ties). */
+int64_t pl_ref_argmax(const float *x, int64_t n);
+
+/* The cos/sin table of one position for rope: cache[2i] = cos theta_i,
+ * cache[2i+1] = sin theta_i, i < n_rot/2 (shared by every rope kernel so
+ * that all compute the angles the same way: iterated products, as ggml). */
+void pl_rope_angles(const pl_rope_params *rp, int32_t pos, float *cache);
+
+/* Whether the element type can be used as a weight by the reference ops
+ * (decode and dot product available). */
+bool pl_ref_type_ok(uint32_t type);
+
+#endif

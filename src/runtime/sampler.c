@@ -1,0 +1,223 @@
+/*
+ * sampler.c -- the next token from logits: repetition / presence /
+ * frequency penalties over the recent ids, then greedy, or top-k, top-p,
+ * min-p, temperature and a seeded draw -- the order of llama.cpp's default
+ * sampler chain.  The draw uses the engine's own generator (base/rng.h),
+ * so a seed gives the same ids on every machine.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/rng.h"
+#include "pocketllm.h"
+
+typedef struct cand {
+    float logit;
+    int32_t id;
+} cand;
+
+struct pocketllm_sampler {
+    pocketllm_sampler_params p;
+    pl_rng rng;
+    int32_t *hist; /* every accepted id, oldest first */
+    size_t n_hist, cap_hist;
+    cand *c;       /* n_vocab candidates */
+    int32_t *count;/* per id, occurrences in the penalty window (zero between calls) */
+    int32_t n_vocab;
+};
+
+pocketllm_sampler_params pocketllm_sampler_default_params(void) {
+    pocketllm_sampler_params p = {
+        .temperature = 0.0f,
+        .top_k = 40,
+        .top_p = 0.95f,
+        .min_p = 0.05f,
+        .repeat_penalty = 1.0f,
+        .presence_penalty = 0.0f,
+        .frequency_penalty = 0.0f,
+        .penalty_last_n = 64,
+        .seed = 0,
+    };
+    return p;
+}
+
+pocketllm_status pocketllm_sampler_new(const pocketllm_sampler_params *params, pocketllm_sampler **out) {
+    if (!out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_new: no output pointer");
+    *out = NULL;
+    pocketllm_sampler_params p = params ? *params : pocketllm_sampler_default_params();
+    if (!isfinite(p.temperature)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "temperature must be a finite number");
+    if (!(p.top_p >= 0.0f && p.top_p <= 1.0f)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "top-p %g is outside [0, 1]", (double)p.top_p);
+    if (!(p.min_p >= 0.0f && p.min_p <= 1.0f)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "min-p %g is outside [0, 1]", (double)p.min_p);
+    if (!(p.repeat_penalty > 0.0f) || !isfinite(p.repeat_penalty))
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "repeat penalty %g must be a positive number", (double)p.repeat_penalty);
+    if (!isfinite(p.presence_penalty) || !isfinite(p.frequency_penalty))
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "presence and frequency penalties must be finite numbers");
+    if (p.penalty_last_n < -1) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "penalty window %d: use -1 (all) or >= 0", p.penalty_last_n);
+    pocketllm_sampler *s = calloc(1, sizeof *s);
+    if (!s) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+    s->p = p;
+    pl_rng_seed(&s->rng, p.seed);
+    *out = s;
+    return POCKETLLM_OK;
+}
+
+void pocketllm_sampler_free(pocketllm_sampler *s) {
+    if (!s) return;
+    free(s->hist);
+    free(s->c);
+    free(s->count);
+    free(s);
+}
+
+void pocketllm_sampler_reset(pocketllm_sampler *s) {
+    if (!s) return;
+    s->n_hist = 0;
+    pl_rng_seed(&s->rng, s->p.seed);
+}
+
+void pocketllm_sampler_accept(pocketllm_sampler *s, int32_t id) {
+    if (!s) return;
+    if (s->n_hist == s->cap_hist) {
+        size_t cap = s->cap_hist ? s->cap_hist * 2 : 256;
+        int32_t *h = realloc(s->hist, cap * sizeof *h);
+        if (!h) return; /* the penalties then see a shorter history */
+        s->hist = h;
+        s->cap_hist = cap;
+    }
+    s->hist[s->n_hist++] = id;
+}
+
+/* Descending logit, then ascending id: a total order, so equal logits
+ * always come out the same way. */
+static int by_logit_desc(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    if (x->logit != y->logit) return x->logit > y->logit ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Move the k best candidates (in by_logit_desc order) to the front,
+ * unordered: quickselect with a three-way partition. */
+static void select_top(cand *c, size_t n, size_t k) {
+    size_t lo = 0, hi = n; /* the boundary after the k-th best lies in [lo, hi] */
+    while (hi - lo > 1) {
+        const cand pivot = c[lo + (hi - lo) / 2];
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            const int cmp = by_logit_desc(&c[i], &pivot);
+            if (cmp < 0) {
+                cand t = c[lt];
+                c[lt++] = c[i];
+                c[i++] = t;
+            } else if (cmp > 0) {
+                cand t = c[--gt];
+                c[gt] = c[i];
+                c[i] = t;
+            } else {
+                i++;
+            }
+        }
+        /* [lo, lt) better than the pivot, [lt, gt) the pivot, [gt, hi) worse */
+        if (k <= lt) hi = lt;
+        else if (k >= gt) lo = gt;
+        else return;
+    }
+}
+
+static void apply_penalties(pocketllm_sampler *s) {
+    const pocketllm_sampler_params *p = &s->p;
+    if (p->repeat_penalty == 1.0f && p->presence_penalty == 0.0f && p->frequency_penalty == 0.0f) return;
+    size_t win = p->penalty_last_n < 0 ? s->n_hist : (size_t)p->penalty_last_n;
+    if (win > s->n_hist) win = s->n_hist;
+    const int32_t *h = s->hist + (s->n_hist - win);
+    for (size_t i = 0; i < win; i++)
+        if (h[i] >= 0 && h[i] < s->n_vocab) s->count[h[i]]++;
+    for (size_t i = 0; i < win; i++) {
+        const int32_t id = h[i];
+        if (id < 0 || id >= s->n_vocab || s->count[id] == 0) continue; /* out of range, or done */
+        float *l = &s->c[id].logit;
+        if (*l <= 0) *l *= p->repeat_penalty;
+        else *l /= p->repeat_penalty;
+        *l -= (float)s->count[id] * p->frequency_penalty + p->presence_penalty;
+        s->count[id] = 0;
+    }
+}
+
+pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *logits, int32_t n_vocab, int32_t *id) {
+    if (!s || !logits || !id || n_vocab < 1) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_sample: bad argument");
+    if (n_vocab != s->n_vocab) {
+        cand *c = realloc(s->c, (size_t)n_vocab * sizeof *c);
+        int32_t *cnt = c ? calloc((size_t)n_vocab, sizeof *cnt) : NULL;
+        if (!c || !cnt) {
+            if (c) s->c = c;
+            free(cnt);
+            return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for %d candidates", n_vocab);
+        }
+        s->c = c;
+        free(s->count);
+        s->count = cnt;
+        s->n_vocab = n_vocab;
+    }
+    cand *c = s->c;
+    /* a NaN would break the ordering the selection relies on */
+    for (int32_t i = 0; i < n_vocab; i++) c[i] = (cand){isnan(logits[i]) ? -INFINITY : logits[i], i};
+    apply_penalties(s);
+    size_t n = (size_t)n_vocab;
+
+    const pocketllm_sampler_params *p = &s->p;
+    float top = -INFINITY;
+    for (size_t i = 0; i < n; i++) top = c[i].logit > top ? c[i].logit : top;
+    if (p->temperature <= 0.0f || !isfinite(top)) { /* greedy (also when nothing has a finite logit) */
+        size_t best = 0;
+        for (size_t i = 1; i < n; i++)
+            if (c[i].logit > c[best].logit) best = i;
+        *id = c[best].id;
+        return POCKETLLM_OK;
+    }
+    if (p->top_k > 0 && (size_t)p->top_k < n) {
+        select_top(c, n, (size_t)p->top_k);
+        n = (size_t)p->top_k;
+    }
+    /* probabilities over the survivors of top-k */
+    float max = -INFINITY;
+    for (size_t i = 0; i < n; i++) max = c[i].logit > max ? c[i].logit : max;
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++) total += exp((double)c[i].logit - (double)max);
+    /* min-p keeps p_i >= min_p * p_max, i.e. logit >= max + log(min_p);
+     * applying it before sorting only shortens what top-p sorts: both
+     * keep a prefix of the sorted order, and min-p's test does not depend
+     * on the normalisation */
+    if (p->min_p > 0.0f) {
+        const double cut = (double)max + log((double)p->min_p);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((double)c[i].logit >= cut) c[k++] = c[i];
+        n = k;
+    }
+    qsort(c, n, sizeof *c, by_logit_desc);
+    if (p->top_p < 1.0f) {
+        double cum = 0.0;
+        size_t k = 0;
+        while (k < n) {
+            cum += exp((double)c[k].logit - (double)max) / total;
+            k++;
+            if (cum >= (double)p->top_p) break;
+        }
+        n = k;
+    }
+    /* temperature, then the draw */
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) sum += exp(((double)c[i].logit - (double)max) / (double)p->temperature);
+    double r = pl_rng_uniform_f64(&s->rng) * sum, acc = 0.0;
+    size_t pick = n - 1;
+    for (size_t i = 0; i < n; i++) {
+        acc += exp(((double)c[i].logit - (double)max) / (double)p->temperature);
+        if (r < acc) {
+            pick = i;
+            break;
+        }
+    }
+    *id = c[pick].id;
+    return POCKETLLM_OK;
+}

@@ -1,0 +1,179 @@
+/*
+ * session.c -- one sequence on an open model: the KV cache, the positions
+ * filled, the activation scratch and the logits of the last evaluation.
+ * An evaluation is split into passes of at most n_batch tokens; each pass
+ * runs the architecture's graph on the session's compute instance.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "base/checked.h"
+#include "base/error.h"
+#include "model/forward.h"
+#include "model/model.h"
+#include "quant/types.h"
+#include "runtime/kv_cache.h"
+
+#define PL_DEFAULT_CTX_CAP 4096
+#define PL_DEFAULT_BATCH 512
+
+struct pocketllm_session {
+    pl_model *m;
+    pl_compute *c;
+    pl_kv_cache *kv;
+    int64_t n_ctx, n_batch, n_past;
+    float *scratch;
+    int32_t *pos;          /* n_batch positions of the current pass */
+    float *logits;         /* logits_cap rows of n_vocab */
+    int64_t logits_cap;
+    int64_t logits_rows;   /* rows kept by the last eval (0 = none) */
+};
+
+pocketllm_session_params pocketllm_session_default_params(void) {
+    pocketllm_session_params p = {.n_ctx = 0, .n_batch = 0, .kv_type = PL_TYPE_F16, .n_threads = 0};
+    return p;
+}
+
+uint32_t pocketllm_model_n_ctx_train(const pocketllm_model *m) {
+    return m && m->arch ? (uint32_t)m->dims.n_ctx_train : 0;
+}
+
+void pocketllm_session_free(pocketllm_session *s) {
+    if (!s) return;
+    if (s->c) {
+        pl_kv_cache_free(s->c, s->kv);
+        s->c->ops->release(s->c, s->scratch);
+        s->c->ops->release(s->c, s->logits);
+        s->c->ops->free(s->c);
+    }
+    free(s->pos);
+    free(s);
+}
+
+pocketllm_status pocketllm_session_new(pocketllm_model *m, const pocketllm_session_params *params,
+                                       pocketllm_session **out) {
+    if (!out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_new: no output pointer");
+    *out = NULL;
+    if (!m) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_new: no model");
+    if (!m->arch || !m->arch->forward)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_new: the model was opened without weights (vocabulary only)");
+    pocketllm_session_params p = params ? *params : pocketllm_session_default_params();
+    const pl_model_dims *d = &m->dims;
+    int64_t n_ctx = p.n_ctx ? (int64_t)p.n_ctx : (d->n_ctx_train < PL_DEFAULT_CTX_CAP ? d->n_ctx_train : PL_DEFAULT_CTX_CAP);
+    if (n_ctx > (1 << 24)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "context of %lld positions is too large", (long long)n_ctx);
+    int64_t n_batch = p.n_batch ? (int64_t)p.n_batch : PL_DEFAULT_BATCH;
+    if (n_batch > 65536) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "batch of %lld tokens is too large", (long long)n_batch);
+    if (n_batch > n_ctx) n_batch = n_ctx;
+    if (p.kv_type != PL_TYPE_F16 && p.kv_type != PL_TYPE_F32)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "KV cache type %u: only f16 (1) and f32 (0) are supported", p.kv_type);
+    if (p.n_threads < 0 || p.n_threads > 1024)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "thread count %d is outside 0..1024", p.n_threads);
+    int n_threads = p.n_threads ? p.n_threads : m->n_threads;
+
+    pocketllm_session *s = calloc(1, sizeof *s);
+    if (!s) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+    s->m = m;
+    s->n_ctx = n_ctx;
+    s->n_batch = n_batch;
+    const pl_backend *be = pl_backend_find("cpu");
+    pocketllm_status st = be->compute_new(n_threads, &s->c);
+    if (st) goto fail;
+    pl_compute_limits lim = {n_batch, d->max_in, n_ctx, d->head_dim};
+    if ((st = s->c->ops->reserve(s->c, &lim))) goto fail;
+    if ((st = pl_kv_cache_new(s->c, p.kv_type, d->n_layer, n_ctx, d->kv_dim, &s->kv))) goto fail;
+    uint64_t floats = m->arch->scratch_floats(m, n_batch);
+    if (floats > SIZE_MAX / sizeof(float)) {
+        st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "activation scratch too large");
+        goto fail;
+    }
+    s->scratch = s->c->ops->alloc(s->c, (size_t)floats * sizeof(float));
+    s->pos = malloc((size_t)n_batch * sizeof *s->pos);
+    if (!s->scratch || !s->pos) {
+        st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the activations of %lld tokens", (long long)n_batch);
+        goto fail;
+    }
+    *out = s;
+    return POCKETLLM_OK;
+fail:
+    pocketllm_session_free(s);
+    return st;
+}
+
+/* Room for `rows` rows of logits. */
+static pocketllm_status logits_reserve(pocketllm_session *s, int64_t rows) {
+    if (rows <= s->logits_cap) return POCKETLLM_OK;
+    uint64_t bytes;
+    if (!pl_mul_u64((uint64_t)rows, (uint64_t)s->m->dims.n_vocab * sizeof(float), &bytes) || bytes > SIZE_MAX / 2)
+        return pl_fail(POCKETLLM_ERR_NO_MEMORY, "logits of %lld positions are too large", (long long)rows);
+    float *l = s->c->ops->alloc(s->c, (size_t)bytes);
+    if (!l) return POCKETLLM_ERR_NO_MEMORY;
+    s->c->ops->release(s->c, s->logits);
+    s->logits = l;
+    s->logits_cap = rows;
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids, size_t n, int all_logits) {
+    if (!s || (!ids && n)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval: NULL argument");
+    if (n == 0) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval: no tokens to evaluate");
+    if (n > (size_t)(s->n_ctx - s->n_past))
+        return pl_fail(POCKETLLM_ERR_CONTEXT_FULL, "%zu tokens do not fit the context: %lld of %lld positions are used",
+                       n, (long long)s->n_past, (long long)s->n_ctx);
+    const int64_t n_vocab = s->m->dims.n_vocab;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= n_vocab)
+            return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "token id %d (at %zu) is outside the vocabulary 0..%lld", ids[i],
+                           i, (long long)n_vocab - 1);
+    pocketllm_status st = logits_reserve(s, all_logits ? (int64_t)n : 1);
+    if (st) return st;
+    s->logits_rows = 0;
+    pl_compute *c = s->c;
+    for (int64_t done = 0; done < (int64_t)n;) {
+        const int64_t k = (int64_t)n - done < s->n_batch ? (int64_t)n - done : s->n_batch;
+        for (int64_t i = 0; i < k; i++) s->pos[i] = (int32_t)(s->n_past + done + i);
+        pl_forward f = {
+            .c = c,
+            .ids = ids + done,
+            .pos = s->pos,
+            .n_tok = k,
+            .pos0 = s->n_past + done,
+            .kv_type = s->kv->type,
+            .k_cache = s->kv->k,
+            .v_cache = s->kv->v,
+            .scratch = s->scratch,
+            /* passes before the last keep logits only when all are wanted */
+            .logits = all_logits ? s->logits + done * n_vocab : s->logits,
+            .all_logits = all_logits != 0,
+        };
+        /* a pass before the last one, without all_logits, computes one row
+         * of logits that the next pass overwrites: a small price for a
+         * graph that always ends the same way */
+        c->status = POCKETLLM_OK;
+        s->m->arch->forward(s->m, &f);
+        if (c->status) return c->status; /* the rows it wrote past n_past are never read */
+        done += k;
+    }
+    s->n_past += (int64_t)n;
+    s->logits_rows = all_logits ? (int64_t)n : 1;
+    return POCKETLLM_OK;
+}
+
+const float *pocketllm_session_logits(const pocketllm_session *s, int32_t i) {
+    if (!s || s->logits_rows == 0) return NULL;
+    if (i == -1) i = (int32_t)s->logits_rows - 1;
+    if (i < 0 || i >= s->logits_rows) return NULL;
+    return s->logits + (size_t)i * (size_t)s->m->dims.n_vocab;
+}
+
+uint32_t pocketllm_session_n_past(const pocketllm_session *s) { return s ? (uint32_t)s->n_past : 0; }
+
+uint32_t pocketllm_session_n_ctx(const pocketllm_session *s) { return s ? (uint32_t)s->n_ctx : 0; }
+
+void pocketllm_session_reset(pocketllm_session *s) {
+    if (!s) return;
+    s->n_past = 0;
+    s->logits_rows = 0;
+}
+
+int32_t pocketllm_session_n_vocab(const pocketllm_session *s) { return s ? (int32_t)s->m->dims.n_vocab : 0; }
