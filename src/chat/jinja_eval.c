@@ -120,11 +120,11 @@ pl_jv pl_jx_getattr(pl_jx *x, pl_jv obj, const char *name) {
         if (!strcmp(name, "last")) return pl_jv_bool(i + 1 >= n);
         if (!strcmp(name, "previtem")) {
             if (i == 0) return pl_jv_undef_msg(x, "there is no previous item");
-            return lp->items[i - 1];
+            return pl_jloop_item(lp, i - 1);
         }
         if (!strcmp(name, "nextitem")) {
             if (i + 1 >= n) return pl_jv_undef_msg(x, "there is no next item");
-            return lp->items[i + 1];
+            return pl_jloop_item(lp, i + 1);
         }
         if (!strcmp(name, "cycle") || !strcmp(name, "changed")) {
             bool unsafe, unsupported;
@@ -381,8 +381,8 @@ pl_jv pl_jx_binop(pl_jx *x, int op, pl_jv a, pl_jv b) {
         if (a.kind == JV_STR && b.kind == JV_STR) return concat_str(x, a, b);
         if (a.kind == b.kind && (a.kind == JV_LIST || a.kind == JV_TUPLE)) {
             pl_jv l = pl_jv_list(x, a.v.l->n + b.v.l->n);
-            memcpy(l.v.l->items, a.v.l->items, a.v.l->n * sizeof(pl_jv));
-            memcpy(l.v.l->items + a.v.l->n, b.v.l->items, b.v.l->n * sizeof(pl_jv));
+            if (a.v.l->n) memcpy(l.v.l->items, a.v.l->items, a.v.l->n * sizeof(pl_jv));
+            if (b.v.l->n) memcpy(l.v.l->items + a.v.l->n, b.v.l->items, b.v.l->n * sizeof(pl_jv));
             l.v.l->n = a.v.l->n + b.v.l->n;
             l.kind = a.kind;
             return l;
@@ -621,7 +621,7 @@ static pl_jv apply_filter(pl_jx *x, const pl_jnode *f, pl_jv subject) {
     pl_jv v = f->a ? apply_filter(x, f->a, subject) : subject;
     const pl_jnode *saved = x->at;
     x->at = f;
-    if (f->flag) pl_jx_fail(x, "No filter named '%s' found.", f->name);
+    if (f->flag & UNKNOWN_NAME) pl_jx_fail(x, "No filter named '%s' found.", f->name);
     pl_jargs a = {0};
     eval_args(x, f, &a, 0);
     pl_jv r = pl_jfilter_call(x, f->id, f->name, v, &a);
@@ -695,7 +695,7 @@ pl_jv pl_jx_eval(pl_jx *x, const pl_jnode *n) {
     case JN_FILTER: {
         pl_jv v = pl_jx_eval(x, n->a);
         x->at = n;
-        if (n->flag) pl_jx_fail(x, "No filter named '%s' found.", n->name);
+        if (n->flag & UNKNOWN_NAME) pl_jx_fail(x, "No filter named '%s' found.", n->name);
         pl_jargs a = {0};
         eval_args(x, n, &a, 0);
         x->at = n;
@@ -705,7 +705,7 @@ pl_jv pl_jx_eval(pl_jx *x, const pl_jnode *n) {
     case JN_TEST: {
         pl_jv v = pl_jx_eval(x, n->a);
         x->at = n;
-        if (n->flag) pl_jx_fail(x, "No test named '%s' found.", n->name);
+        if (n->flag & UNKNOWN_NAME) pl_jx_fail(x, "No test named '%s' found.", n->name);
         pl_jargs a = {0};
         eval_args(x, n, &a, 0);
         x->at = n;
@@ -818,52 +818,62 @@ static void exec_for(pl_jx *x, const pl_jnode *n) {
     size_t cnt;
     pl_jlist *gen = NULL;
     size_t gen_base = 0;
-    const pl_jv *items;
-    if (seq.kind == JV_GEN && !n->b) {
+    const pl_jv *items = NULL;
+    pl_jloop *lp = pl_jx_alloc(x, sizeof *lp);
+    if (seq.kind == JV_RANGE && !n->b) {
+        /* a range is not materialized: range(100000) costs nothing */
+        lp->range = *seq.v.r;
+        cnt = pl_jv_len(x, seq);
+    } else if (seq.kind == JV_GEN && !n->b) {
         /* drawn lazily, as Python's for does: a break leaves the rest */
         gen = seq.v.l;
         gen_base = gen->pos;
-        items = gen->items + gen->pos;
         cnt = gen->n - gen->pos;
+        items = cnt ? gen->items + gen->pos : NULL;
+        lp->items = items;
     } else {
         items = pl_jv_iterate(x, seq, &cnt);
+        lp->items = items;
     }
     if (n->b) {
         /* for x in y if cond: the filter runs first, without `loop` */
         pl_jv *kept = cnt ? pl_jx_alloc_array(x, cnt, sizeof *kept) : NULL;
         size_t k = 0;
+        pl_jscope *s = scope_new(x, outer);
         for (size_t i = 0; i < cnt; i++) {
             pl_jx_step(x);
-            pl_jscope *s = scope_new(x, outer);
+            s->n = 0;
             assign(x, s, n->target, items[i]);
             x->scope = s;
             bool keep = pl_jv_truthy(x, pl_jx_eval(x, n->b));
             x->scope = outer;
             if (keep) kept[k++] = items[i];
         }
-        items = kept;
+        lp->items = kept;
         cnt = k;
     }
     if (cnt == 0) {
         exec_body(x, &n->else_kids);
         return;
     }
-    pl_jloop *lp = pl_jx_alloc(x, sizeof *lp);
-    lp->items = items;
     lp->n = cnt;
     lp->gen = gen;
-    lp->depth0 = 0;
     pl_jv loopv = {.kind = JV_LOOP};
     loopv.v.lp = lp;
     size_t fetched = 0;
+    /* one scope, emptied each iteration -- unless the body defines a macro,
+     * whose closure must keep the scope of its own iteration */
+    bool fresh = n->flag & FOR_DEFINES_MACRO;
+    pl_jscope *s = NULL;
     x->loop_depth++;
     for (size_t i = 0; i < cnt; i++) {
         pl_jx_step(x);
         lp->index0 = i;
         if (fetched < i + 1) fetched = i + 1;
-        pl_jscope *s = scope_new(x, outer);
+        if (fresh || !s) s = scope_new(x, outer);
+        else s->n = 0;
         scope_set(x, s, "loop", loopv);
-        assign(x, s, n->target, items[i]);
+        assign(x, s, n->target, pl_jloop_item(lp, i));
         x->scope = s;
         exec_body(x, &n->kids);
         x->scope = outer;

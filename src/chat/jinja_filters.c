@@ -347,7 +347,7 @@ static pl_jv f_select(pl_jx *x, pl_jv v, pl_jargs *a, bool reject, bool attr) {
     } else if (a->nkw) {
         pl_jx_fail(x, "select/reject keyword arguments without a test name");
     }
-    pl_jargs targs = {a->pos + off, a->npos - off, a->kwn, a->kwv, a->nkw};
+    pl_jargs targs = {a->npos > off ? a->pos + off : NULL, a->npos - off, a->kwn, a->kwv, a->nkw};
     size_t n;
     const pl_jv *items = pl_jv_iterate(x, v, &n);
     for (size_t i = 0; i < n; i++) {

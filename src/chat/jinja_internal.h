@@ -149,6 +149,8 @@ typedef enum pl_jn_kind {
     JN_WITH      /* targets = values (kids of b), body kids */
 } pl_jn_kind;
 
+enum { UNKNOWN_NAME = 1, UNKNOWN_SOFT = 2, FOR_DEFINES_MACRO = 1 };
+
 typedef enum pl_jop {
     JOP_ADD, JOP_SUB, JOP_MUL, JOP_DIV, JOP_FLOORDIV, JOP_MOD, JOP_POW,
     JOP_EQ, JOP_NE, JOP_LT, JOP_LE, JOP_GT, JOP_GE, JOP_IN, JOP_NOTIN
@@ -164,8 +166,9 @@ typedef struct pl_jnodes {
 struct pl_jnode {
     uint8_t kind;
     uint8_t op;         /* BINOP: pl_jop */
-    uint8_t flag;       /* FILTER/TEST: 1 = name unknown to jinja2 (raises when used);
-                           MACRO: bit0 catches varargs, bit1 catches kwargs */
+    uint8_t flag;       /* FILTER/TEST: UNKNOWN_* (a name jinja2 does not know either);
+                           MACRO: bit0 catches varargs, bit1 catches kwargs;
+                           FOR: FOR_DEFINES_MACRO */
     uint32_t line, col;
     const char *name;   /* NAME/GETATTR/FILTER/TEST/MACRO/SET_NS(ns name) */
     const char *attr;   /* SET_NS attribute */
@@ -202,7 +205,8 @@ struct pl_jmacro {
 };
 
 struct pl_jloop {
-    const pl_jv *items;
+    const pl_jv *items;   /* the items, or NULL for a range (drawn lazily) */
+    pl_jrange range;
     size_t n, index0;
     pl_jlist *gen;   /* the generator being consumed, when the loop runs over one */
     size_t gen_base;
@@ -210,6 +214,14 @@ struct pl_jloop {
     bool changed_set;
     pl_jv changed_last;
 };
+
+/* Item i of a loop's sequence. */
+static inline pl_jv pl_jloop_item(const pl_jloop *lp, size_t i) {
+    if (lp->items) return lp->items[i];
+    pl_jv v = {.kind = JV_INT};
+    v.v.i = lp->range.start + (int64_t)i * lp->range.step;
+    return v;
+}
 
 /* A growing text buffer in the arena (output, macro results, set blocks). */
 typedef struct pl_jbuf {
@@ -312,7 +324,6 @@ void pl_jv_dict_set(pl_jx *x, pl_jv dict, pl_jv key, pl_jv val);
 void pl_jv_dict_set_cstr(pl_jx *x, pl_jv dict, const char *key, pl_jv val);
 /* Lookup; false when absent. */
 bool pl_jv_dict_get(pl_jx *x, pl_jv dict, pl_jv key, pl_jv *out);
-bool pl_jv_dict_get_cstr(pl_jx *x, pl_jv dict, const char *key, pl_jv *out);
 pl_jv pl_jv_gen(pl_jx *x, pl_jv list); /* a generator over the items of a list */
 pl_jv pl_jv_method(pl_jx *x, pl_jv self, int id);
 

@@ -129,6 +129,7 @@ static pl_jnode *parse_primary(pl_jparse *p);
 static pl_jnode *parse_postfix(pl_jparse *p, pl_jnode *node);
 static pl_jnode *parse_filter(pl_jparse *p, pl_jnode *node, bool start_inline);
 static pl_jnodes subparse(pl_jparse *p, const char *const *end_tokens);
+static void soften(pl_jnode *n);
 
 /* ---- expressions -------------------------------------------------- */
 
@@ -291,6 +292,7 @@ static pl_jnode *parse_condexpr(pl_jparse *p) {
         int soft = p->soft;
         p->soft = 1;
         pl_jnode *n = mk(p, JN_CONDEXPR, t);
+        soften(expr1);
         n->b = expr1;
         n->a = parse_or(p);
         if (is_name(cur(p), "else")) {
@@ -468,6 +470,8 @@ static void parse_call_args(pl_jparse *p, pl_jnode *n) {
 static pl_jnode *parse_call(pl_jparse *p, pl_jnode *callee) {
     pl_jtok *t = cur(p);
     pl_jnode *n = mk(p, JN_CALL, t);
+    n->line = callee->line; /* errors point at what is called */
+    n->col = callee->col;
     n->a = callee;
     parse_call_args(p, n);
     if (callee->kind == JN_GETATTR && pl_jmeth_unsupported_name(callee->name))
@@ -558,8 +562,39 @@ static void resolve_builtin(pl_jparse *p, pl_jnode *n, const pl_jtok *t, bool is
     if (n->id >= 0) return;
     if (is_filter ? pl_jfilter_known_unsupported(n->name) : pl_jtest_known(n->name))
         REFUSE(p, t, "the %s '%s' (not supported)", is_filter ? "filter" : "test", n->name);
-    if (!p->soft) SYNTAX(p, t, "No %s named '%s'.", is_filter ? "filter" : "test", n->name);
-    n->flag = 1; /* jinja2 raises when it is reached */
+    /* unknown to jinja2 as well: it raises when it is reached if the node is
+     * in a soft frame (an {% if %} or a conditional expression), else the
+     * template does not compile -- decided in check_unknown() once the
+     * whole template is parsed, since "x|f if c" is only known to be soft
+     * after the "if" */
+    n->flag = UNKNOWN_NAME | (p->soft ? UNKNOWN_SOFT : 0);
+}
+
+/* Mark the unknown filters and tests of an expression soft. */
+static void soften(pl_jnode *n) {
+    if (!n) return;
+    if ((n->kind == JN_FILTER || n->kind == JN_TEST) && (n->flag & UNKNOWN_NAME)) n->flag |= UNKNOWN_SOFT;
+    soften(n->a);
+    soften(n->b);
+    soften(n->c);
+    for (uint32_t i = 0; i < n->kids.n; i++) soften(n->kids.v[i]);
+    if (n->kind != JN_MACRO)
+        for (uint32_t i = 0; i < n->else_kids.n; i++) soften(n->else_kids.v[i]);
+}
+
+/* jinja2's compile-time error for an unknown filter or test outside a soft
+ * frame, the first in template order. */
+static void check_unknown(pl_jparse *p, const pl_jnode *n) {
+    if (!n) return;
+    if ((n->kind == JN_FILTER || n->kind == JN_TEST) && (n->flag & UNKNOWN_NAME) && !(n->flag & UNKNOWN_SOFT))
+        pl_jparse_fail(p, POCKETLLM_ERR_FORMAT, n->line, n->col, "No %s named '%s'.",
+                       n->kind == JN_FILTER ? "filter" : "test", n->name);
+    check_unknown(p, n->target);
+    check_unknown(p, n->a);
+    check_unknown(p, n->b);
+    check_unknown(p, n->c);
+    for (uint32_t i = 0; i < n->kids.n; i++) check_unknown(p, n->kids.v[i]);
+    for (uint32_t i = 0; i < n->else_kids.n; i++) check_unknown(p, n->else_kids.v[i]);
 }
 
 static const char *dotted_name(pl_jparse *p) {
@@ -689,6 +724,18 @@ static pl_jnode *parse_assign_target(pl_jparse *p, bool with_namespace, bool nam
     return target;
 }
 
+/* Whether a macro is defined anywhere under n (its closure would keep the
+ * scope it was defined in). */
+static bool defines_macro(const pl_jnode *n) {
+    if (!n) return false;
+    if (n->kind == JN_MACRO) return true;
+    for (uint32_t i = 0; i < n->kids.n; i++)
+        if (defines_macro(n->kids.v[i])) return true;
+    for (uint32_t i = 0; i < n->else_kids.n; i++)
+        if (defines_macro(n->else_kids.v[i])) return true;
+    return false;
+}
+
 static const char *const END_FOR[] = {"endfor", "else", NULL};
 static const char *const END_FOR_ONLY[] = {"endfor", NULL};
 static const char *const END_IF[] = {"elif", "else", "endif", NULL};
@@ -747,6 +794,8 @@ static pl_jnode *parse_for(pl_jparse *p, pl_jtok *t) {
     frame_save s = frame_enter(p, true, false);
     n->kids = parse_body(p, END_FOR);
     frame_leave(p, s);
+    for (uint32_t i = 0; i < n->kids.n; i++)
+        if (defines_macro(n->kids.v[i])) n->flag |= FOR_DEFINES_MACRO;
     if (strcmp(next(p)->text, "else") == 0) {
         /* jinja2 compiles the else block in the loop's frame too */
         frame_save s2 = frame_enter(p, false, false);
@@ -991,6 +1040,7 @@ pocketllm_status pl_jinja_parse(const char *src, size_t len, pl_jinja_template *
         pl_jlex(p, src ? src : "", len);
         t->body = subparse(p, NULL);
         if (cur(p)->type != JT_EOF) SYNTAX(p, cur(p), "unexpected '%s'", describe(cur(p)));
+        for (uint32_t i = 0; i < t->body.n; i++) check_unknown(p, t->body.v[i]);
     } else {
         st = p->status;
     }

@@ -285,22 +285,6 @@ bool pl_jv_dict_get(pl_jx *x, pl_jv dict, pl_jv key, pl_jv *out) {
     return true;
 }
 
-bool pl_jv_dict_get_cstr(pl_jx *x, pl_jv dict, const char *key, pl_jv *out) {
-    /* a stack string: lookups only compare, never keep the key */
-    size_t len = strlen(key);
-    struct {
-        pl_jstr h;
-        char s[128];
-    } tmp;
-    if (len >= sizeof tmp.s) return pl_jv_dict_get(x, dict, pl_jv_cstr(x, key), out);
-    tmp.h.len = len;
-    tmp.h.ncp = pl_utf8_count(key, len);
-    memcpy(tmp.h.s, key, len + 1);
-    pl_jv k = {.kind = JV_STR};
-    k.v.s = &tmp.h;
-    return pl_jv_dict_get(x, dict, k, out);
-}
-
 /* ---- truth, equality, ordering ------------------------------------ */
 
 size_t pl_jv_len(pl_jx *x, pl_jv v) {
@@ -443,7 +427,7 @@ const pl_jv *pl_jv_iterate(pl_jx *x, pl_jv v, size_t *n) {
     case JV_GEN: {
         pl_jlist *l = v.v.l;
         *n = l->n - l->pos;
-        const pl_jv *r = l->items + l->pos;
+        const pl_jv *r = *n ? l->items + l->pos : NULL;
         l->pos = l->n;
         return r;
     }
