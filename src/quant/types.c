@@ -19,8 +19,6 @@
 #define PL_KERNELS(t, act) \
     .to_float = pl_ref_##t##_to_float, .from_float = pl_ref_##t##_from_float, .vec_dot_type = (act), \
     .vec_dot = pl_ref_##t##_vec_dot
-/* a type whose encoder is not written yet */
-#define PL_DECODE_DOT(t, act) .to_float = pl_ref_##t##_to_float, .vec_dot_type = (act), .vec_dot = pl_ref_##t##_vec_dot
 #define PL_ACT(t) .act_from_float = pl_ref_##t##_act
 
 static const pl_type_traits pl_types[PL_TYPE_COUNT] = {
@@ -42,20 +40,20 @@ static const pl_type_traits pl_types[PL_TYPE_COUNT] = {
     [14] = {.name = "q6_K", .block = 256, .bytes = 210, .quantized = true, PL_KERNELS(q6_K, PL_TYPE_Q8_K)},
     [15] = {.name = "q8_K", .block = 256, .bytes = 292, .quantized = true, .to_float = pl_ref_q8_K_to_float, .from_float = pl_ref_q8_K_from_float,
             .vec_dot_type = PL_TYPE_Q8_K, PL_ACT(q8_K)},
-    [16] = {.name = "iq2_xxs", .block = 256, .bytes = 66, .quantized = true, PL_DECODE_DOT(iq2_xxs, PL_TYPE_Q8_K)},
-    [17] = {.name = "iq2_xs", .block = 256, .bytes = 74, .quantized = true, PL_DECODE_DOT(iq2_xs, PL_TYPE_Q8_K)},
-    [18] = {.name = "iq3_xxs", .block = 256, .bytes = 98, .quantized = true, PL_DECODE_DOT(iq3_xxs, PL_TYPE_Q8_K)},
-    [19] = {.name = "iq1_s", .block = 256, .bytes = 50, .quantized = true, PL_DECODE_DOT(iq1_s, PL_TYPE_Q8_K)},
+    [16] = {.name = "iq2_xxs", .block = 256, .bytes = 66, .quantized = true, PL_KERNELS(iq2_xxs, PL_TYPE_Q8_K), .requires_imatrix = true},
+    [17] = {.name = "iq2_xs", .block = 256, .bytes = 74, .quantized = true, PL_KERNELS(iq2_xs, PL_TYPE_Q8_K), .requires_imatrix = true},
+    [18] = {.name = "iq3_xxs", .block = 256, .bytes = 98, .quantized = true, PL_KERNELS(iq3_xxs, PL_TYPE_Q8_K)},
+    [19] = {.name = "iq1_s", .block = 256, .bytes = 50, .quantized = true, PL_KERNELS(iq1_s, PL_TYPE_Q8_K), .requires_imatrix = true},
     [20] = {.name = "iq4_nl", .block = 32, .bytes = 18, .quantized = true, PL_KERNELS(iq4_nl, PL_TYPE_Q8_0)},
-    [21] = {.name = "iq3_s", .block = 256, .bytes = 110, .quantized = true, PL_DECODE_DOT(iq3_s, PL_TYPE_Q8_K)},
-    [22] = {.name = "iq2_s", .block = 256, .bytes = 82, .quantized = true, PL_DECODE_DOT(iq2_s, PL_TYPE_Q8_K)},
+    [21] = {.name = "iq3_s", .block = 256, .bytes = 110, .quantized = true, PL_KERNELS(iq3_s, PL_TYPE_Q8_K)},
+    [22] = {.name = "iq2_s", .block = 256, .bytes = 82, .quantized = true, PL_KERNELS(iq2_s, PL_TYPE_Q8_K), .requires_imatrix = true},
     [23] = {.name = "iq4_xs", .block = 256, .bytes = 136, .quantized = true, PL_KERNELS(iq4_xs, PL_TYPE_Q8_K)},
     [24] = {.name = "i8", .block = 1, .bytes = 1, .quantized = false},
     [25] = {.name = "i16", .block = 1, .bytes = 2, .quantized = false},
     [26] = {.name = "i32", .block = 1, .bytes = 4, .quantized = false},
     [27] = {.name = "i64", .block = 1, .bytes = 8, .quantized = false},
     [28] = {.name = "f64", .block = 1, .bytes = 8, .quantized = false},
-    [29] = {.name = "iq1_m", .block = 256, .bytes = 56, .quantized = true, PL_DECODE_DOT(iq1_m, PL_TYPE_Q8_K)},
+    [29] = {.name = "iq1_m", .block = 256, .bytes = 56, .quantized = true, PL_KERNELS(iq1_m, PL_TYPE_Q8_K), .requires_imatrix = true},
     [30] = {.name = "bf16", .block = 1, .bytes = 2, .quantized = false, PL_KERNELS(bf16, PL_TYPE_BF16), PL_ACT(bf16)},
     [31] = {.name = "q4_0_4_4 (removed)", .block = 0, .bytes = 0, .quantized = true},
     [32] = {.name = "q4_0_4_8 (removed)", .block = 0, .bytes = 0, .quantized = true},

@@ -12,8 +12,8 @@
  *   pl_quant_tool vec-dot TYPE W A N OUT [--tier T]
  *   pl_quant_tool cmp-bits A B                             byte-identical files (f32 NaNs by bits)
  *   pl_quant_tool cmp-dot TYPE W A N OURS THEIRS [--exact] within qt_dot_tolerance (--exact: identical)
- *   pl_quant_tool types WHAT      lines "TYPE VEC_DOT_TYPE BLOCK VEC_DOT_BLOCK" of the types with
- *                                 a kernel WHAT: dot|decode|encode|act
+ *   pl_quant_tool types WHAT      lines "TYPE VEC_DOT_TYPE BLOCK VEC_DOT_BLOCK NEEDS_IMATRIX" of the
+ *                                 types with a kernel WHAT: dot|decode|encode|act
  *   pl_quant_tool tiers                                    the SIMD tiers this host runs
  *   pl_quant_tool batch FILE                               the commands above, one per line
  * Exit 0 on success/agreement, 1 on disagreement or error (one line why).
@@ -249,8 +249,8 @@ static int cmd_types(char **argv) {
                     : !strcmp(what, "encode") ? tr->from_float != NULL
                     : !strcmp(what, "act") ? tr->act_from_float != NULL : false;
         if (want)
-            printf("%s %s %u %u\n", tr->name, pl_type_get(tr->vec_dot_type)->name, tr->block,
-                   pl_type_get(tr->vec_dot_type)->block);
+            printf("%s %s %u %u %d\n", tr->name, pl_type_get(tr->vec_dot_type)->name, tr->block,
+                   pl_type_get(tr->vec_dot_type)->block, tr->requires_imatrix ? 1 : 0);
     }
     return 0;
 }
