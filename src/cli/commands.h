@@ -12,12 +12,28 @@ int cmd_devices(int argc, char **argv);
 int cmd_backends(int argc, char **argv);
 int cmd_architectures(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 
 #define CMD_HELP_USAGE \
     "usage: pocketllm help [COMMAND]\n\nList the commands, or show the help of one.\n"
+
+#define CMD_TOKENIZE_USAGE                                                                               \
+    "usage: pocketllm tokenize --model M (--text T | --file F) [--no-special] [--no-bos] [--pieces]\n\n" \
+    "Turn text into the token ids of the model's own tokenizer (tokenizer.ggml.*), the ids\n"           \
+    "llama.cpp's llama_tokenize gives: printed space-separated on one line.  Works on\n"                \
+    "vocabulary-only GGUFs.  BOS (and EOS) are added as the vocabulary asks, and special tokens\n"     \
+    "written in the text (<|im_start|>, <s>, ...) become their ids, unless told otherwise.\n\n"         \
+    "  --model M     the GGUF file (a checkpoint or a vocabulary)\n"                                   \
+    "  --text T      the text to tokenize\n"                                                          \
+    "  --file F      read the text from F ('-' = standard input), byte for byte\n"                     \
+    "  --no-special  special-token text is plain text (llama.cpp: parse_special = false)\n"           \
+    "  --no-bos      add no BOS/EOS (llama.cpp: add_special = false)\n"                               \
+    "  --pieces      one token per line: the id, a tab, and its text in quotes (as\n"                \
+    "                llama_token_to_piece renders it; control characters and bytes that are\n"        \
+    "                not whole UTF-8 characters escaped as \\xNN)\n"
 
 #define CMD_INSPECT_USAGE                                                                            \
     "usage: pocketllm inspect MODEL.gguf [--json] [--tensors]\n\n"                                   \

@@ -19,6 +19,8 @@ const cli_command cli_commands[] = {
     {"architectures", "list the model architectures the engine can run", CMD_ARCHITECTURES_USAGE,
      cmd_architectures},
     {"ops", "list the kernel ops and which backend implements each, per weight type", CMD_OPS_USAGE, cmd_ops},
+    {"tokenize", "turn text into the checkpoint's token ids (as llama.cpp does), or show their pieces",
+     CMD_TOKENIZE_USAGE, cmd_tokenize},
     {"synth", "write a random-weight checkpoint at a named or explicit model shape", CMD_SYNTH_USAGE, cmd_synth},
     {"template", "render a chat template (a model's or a file) for a conversation, as jinja2 does",
      CMD_TEMPLATE_USAGE, cmd_template},

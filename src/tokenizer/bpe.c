@@ -438,7 +438,7 @@ pocketllm_status pl_bpe_tokenize(const pl_vocab *v, const char *text, size_t len
     bool same = true;
     for (size_t i = 0; i < len; i += used) {
         uint32_t cp = src[i] < 0x80 ? (used = 1, src[i]) : pl_utf8_decode(src + i, len - i, &used);
-        if (same && cp >= 0x80) {
+        if (same && src[i] >= 0x80) {
             uint8_t enc[4];
             size_t k = pl_utf8_encode(cp, enc);
             if (k != used || memcmp(enc, src + i, k) != 0) same = false;

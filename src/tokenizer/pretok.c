@@ -16,7 +16,6 @@
  * files by way of llama.cpp (llama-vocab.cpp, MIT); the character ranges of
  * DeepSeek's expressions are reproduced here as data.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,57 +156,47 @@ static pocketllm_status lens_push(pl_lens *l, size_t len) {
 
 /* ---- character classes of the std::regex stages ------------------------ */
 
-/* A bracket expression of code point ranges, parsed once from the UTF-8
- * text of the expression ("A-Za-zµ..."), as std::wregex reads it. */
+/* DeepSeek LLM's letter and punctuation classes and the CJK class shared by
+ * both DeepSeek pre-tokenizers: the bracket expressions of their
+ * tokenizer.json (via llama.cpp), range by range, as code points -- written
+ * out as numbers because several of them (U+212A KELVIN SIGN, U+2126 OHM
+ * SIGN, ...) are canonically equivalent to other characters and would not
+ * survive an editor's normalization. */
+static const uint32_t DSLLM_LETTERS[][2] = {
+    {0x41, 0x5a}, {0x61, 0x7a}, {0xb5, 0xb5}, {0xc0, 0xd6}, {0xd8, 0xf6}, {0xf8, 0x1ba}, {0x1bc, 0x1bf},
+    {0x1c4, 0x293}, {0x295, 0x2af}, {0x370, 0x373}, {0x376, 0x376}, {0x377, 0x377}, {0x37b, 0x37d},
+    {0x37f, 0x37f}, {0x386, 0x386}, {0x388, 0x38a}, {0x38c, 0x38c}, {0x38e, 0x3a1}, {0x3a3, 0x3f5},
+    {0x3f7, 0x481}, {0x48a, 0x52f}, {0x531, 0x556}, {0x10a0, 0x10c5}, {0x13a0, 0x13f5}, {0x13f8, 0x13fd},
+    {0x1c90, 0x1cba}, {0x1cbd, 0x1cbf}, {0x1d00, 0x1d2b}, {0x1d6b, 0x1d77}, {0x1d79, 0x1d9a}, {0x1e00, 0x1f15},
+    {0x1f18, 0x1f1d}, {0x1f20, 0x1f45}, {0x1f48, 0x1f4d}, {0x1f50, 0x1f57}, {0x1f59, 0x1f59}, {0x1f5b, 0x1f5b},
+    {0x1f5d, 0x1f5d}, {0x1f5f, 0x1f7d}, {0x1f80, 0x1fb4}, {0x1fb6, 0x1fbc}, {0x1fbe, 0x1fbe}, {0x1fc2, 0x1fc4},
+    {0x1fc6, 0x1fcc}, {0x1fd0, 0x1fd3}, {0x1fd6, 0x1fdb}, {0x1fe0, 0x1fec}, {0x1ff2, 0x1ff4}, {0x1ff6, 0x1ffc},
+    {0x2102, 0x2102}, {0x2107, 0x2107}, {0x210a, 0x2113}, {0x2115, 0x2115}, {0x2119, 0x211d}, {0x2124, 0x2124},
+    {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212a, 0x212d}, {0x212f, 0x2134}, {0x2139, 0x2139}, {0x213c, 0x213f},
+    {0x2145, 0x2149}, {0x214e, 0x214e}, {0x2183, 0x2183}, {0x2184, 0x2184}, {0x2c00, 0x2c7b}, {0x2c7e, 0x2ce4},
+    {0x2ceb, 0x2cee}, {0x2cf2, 0x2cf2}, {0x2cf3, 0x2cf3}, {0xa640, 0xa66d}, {0xa680, 0xa69b}, {0xa722, 0xa76f},
+    {0xa771, 0xa787}, {0xa78b, 0xa78e}, {0xab70, 0xabbf}, {0xfb00, 0xfb06}, {0xfb13, 0xfb17}, {0xff21, 0xff3a},
+    {0xff41, 0xff5a}, {0x10400, 0x1044f}, {0x104b0, 0x104d3}, {0x104d8, 0x104fb}, {0x10c80, 0x10cb2},
+    {0x10cc0, 0x10cf2}, {0x118a0, 0x118df}, {0x1e900, 0x1e943},
+};
+static const uint32_t DSLLM_PUNCT[][2] = {
+    {0x21, 0x2f}, {0x3a, 0x7e}, {0xff01, 0xff0f}, {0xff1a, 0xff5e}, {0x2018, 0x201f}, {0x3000, 0x3002},
+};
+static const uint32_t CJK[][2] = {
+    {0x4e00, 0x9fa5}, {0x800, 0x4e00}, {0xac00, 0xd7ff},
+};
+
 typedef struct cp_ranges {
-    uint32_t (*r)[2];
+    const uint32_t (*r)[2];
     size_t n;
 } cp_ranges;
 
-/* DeepSeek LLM's letter and punctuation classes and the CJK class shared by
- * both DeepSeek pre-tokenizers (from their tokenizer.json, via llama.cpp). */
-static const char DSLLM_LETTERS[] =
-    "A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃";
-static const char DSLLM_PUNCT[] = "!-/:-~！-／：-～‘-‟　-。";
-static const char CJK[] = "一-龥ࠀ-一가-퟿";
+#define RANGES(a) ((cp_ranges){a, sizeof a / sizeof a[0]})
 
-static cp_ranges parse_ranges(const char *s) {
-    size_t n = strlen(s), used, k = 0;
-    uint32_t cps[512];
-    for (size_t i = 0; i < n && k < 512; i += used) cps[k++] = pl_utf8_decode((const uint8_t *)s + i, n - i, &used);
-    cp_ranges out = {malloc(k * sizeof *out.r), 0};
-    if (!out.r) return out;
-    for (size_t i = 0; i < k; i++) {
-        uint32_t lo = cps[i], hi = cps[i];
-        if (i + 2 < k && cps[i + 1] == '-') hi = cps[i + 2], i += 2;
-        out.r[out.n][0] = lo;
-        out.r[out.n][1] = hi;
-        out.n++;
-    }
-    return out;
-}
-
-static cp_ranges g_dsllm_letters, g_dsllm_punct, g_cjk;
-
-static bool in_ranges(const cp_ranges *r, uint32_t cp) {
-    for (size_t i = 0; i < r->n; i++)
-        if (cp >= r->r[i][0] && cp <= r->r[i][1]) return true;
+static bool in_ranges(cp_ranges r, uint32_t cp) {
+    for (size_t i = 0; i < r.n; i++)
+        if (cp >= r.r[i][0] && cp <= r.r[i][1]) return true;
     return false;
-}
-
-static bool g_ranges_ok;
-static pthread_once_t g_ranges_once = PTHREAD_ONCE_INIT;
-
-static void ranges_parse_once(void) {
-    g_dsllm_letters = parse_ranges(DSLLM_LETTERS);
-    g_dsllm_punct = parse_ranges(DSLLM_PUNCT);
-    g_cjk = parse_ranges(CJK);
-    g_ranges_ok = g_dsllm_letters.r && g_dsllm_punct.r && g_cjk.r;
-}
-
-static pocketllm_status ranges_init(void) {
-    pthread_once(&g_ranges_once, ranges_parse_once);
-    return g_ranges_ok ? POCKETLLM_OK : pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
 }
 
 /* Does code point cp (flags f) belong to the class a stage matches?  The
@@ -219,9 +208,9 @@ static bool in_class(int stage, uint32_t cp, uint16_t f) {
     bool ws = (f & PL_UCP_WHITESPACE) != 0;
     switch (stage) {
     case S_NL_EACH: return cp == '\r' || cp == '\n';
-    case S_DSLLM_LETTERS: return !(ws && cp > 0x7f) && in_ranges(&g_dsllm_letters, cp);
-    case S_DSLLM_PUNCT: return !(ws && cp > 0x7f) && in_ranges(&g_dsllm_punct, cp);
-    case S_CJK_RUN: return !(ws && cp > 0x7f) && in_ranges(&g_cjk, cp);
+    case S_DSLLM_LETTERS: return !(ws && cp > 0x7f) && in_ranges(RANGES(DSLLM_LETTERS), cp);
+    case S_DSLLM_PUNCT: return !(ws && cp > 0x7f) && in_ranges(RANGES(DSLLM_PUNCT), cp);
+    case S_CJK_RUN: return !(ws && cp > 0x7f) && in_ranges(RANGES(CJK), cp);
     case S_NUM_RUN:
     case S_NUM_EACH: return !ws && (f & PL_UCP_NUMBER);
     case S_WS_LETTERS: return !ws && (f & PL_UCP_LETTER);
@@ -482,7 +471,6 @@ static pocketllm_status split_custom(int stage, const uint32_t *cps, const uint1
 pocketllm_status pl_pretok_split(const pl_pretok *p, const uint32_t *cps, const uint16_t *fl, size_t n,
                                  pl_lens *out, pl_lens *tmp) {
     pocketllm_status st;
-    if ((st = ranges_init())) return st;
     out->n = 0;
     if (n == 0) return POCKETLLM_OK;
     if ((st = lens_push(out, n))) return st;

@@ -25,6 +25,38 @@ static int by_length_desc(const void *a, const void *b) {
     return x->id < y->id ? -1 : 1;
 }
 
+/* The trie of all special texts (ranks = positions in the search order). */
+static pocketllm_status build_trie(pl_vocab *v) {
+    pl_specials *s = &v->specials;
+    size_t cap = 64;
+    s->trie = malloc(cap * sizeof *s->trie);
+    if (!s->trie) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+    s->trie[0] = (pl_trie_node){-1, -1, -1, 0};
+    s->n_nodes = 1;
+    for (size_t r = 0; r < s->n; r++) {
+        const pl_token *t = &v->tokens[s->ids[r]];
+        int32_t node = 0;
+        for (uint32_t i = 0; i < t->len; i++) {
+            uint8_t b = (uint8_t)t->text[i];
+            int32_t c = s->trie[node].child;
+            while (c >= 0 && s->trie[c].byte != b) c = s->trie[c].sibling;
+            if (c < 0) {
+                if (s->n_nodes == cap) {
+                    pl_trie_node *bigger = realloc(s->trie, (cap *= 2) * sizeof *bigger);
+                    if (!bigger) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+                    s->trie = bigger;
+                }
+                c = (int32_t)s->n_nodes++;
+                s->trie[c] = (pl_trie_node){-1, s->trie[node].child, -1, b};
+                s->trie[node].child = c;
+            }
+            node = c;
+        }
+        s->trie[node].rank = (int32_t)r; /* texts are distinct: one rank per node */
+    }
+    return POCKETLLM_OK;
+}
+
 pocketllm_status pl_specials_build(pl_vocab *v) {
     pl_specials *s = &v->specials;
     size_t n = 0;
@@ -47,7 +79,7 @@ pocketllm_status pl_specials_build(pl_vocab *v) {
     free(tmp);
     memset(s->first_byte, 0, sizeof s->first_byte);
     for (size_t i = 0; i < s->n; i++) s->first_byte[(uint8_t)v->tokens[s->ids[i]].text[0]] = 1;
-    return POCKETLLM_OK;
+    return build_trie(v);
 }
 
 /* A linked list of fragments over the input, in text order. */
@@ -76,12 +108,26 @@ static int frag_new(frag_list *l, size_t off, size_t len, int32_t token, int nex
 
 static bool is_space(char c) { return isspace((unsigned char)c) != 0; }
 
-/* Does any special token considered occur in text at all?  (One pass with
- * the first-byte filter, so plain text costs a scan, not a scan per token.) */
-static bool any_candidate(const pl_vocab *v, const char *text, size_t len) {
-    for (size_t i = 0; i < len; i++)
-        if (v->specials.first_byte[(uint8_t)text[i]]) return true;
-    return false;
+/* Mark, in seen[rank], the special texts that occur in text at all: one
+ * pass with the first-byte filter and the trie, so that the search in
+ * llama.cpp's order below only visits tokens that are there.  Returns how
+ * many distinct ones were seen. */
+static size_t mark_occurring(const pl_vocab *v, const char *text, size_t len, uint8_t *seen) {
+    const pl_specials *s = &v->specials;
+    size_t found = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!s->first_byte[(uint8_t)text[i]]) continue;
+        int32_t node = 0;
+        for (size_t j = i; j < len; j++) {
+            int32_t c = s->trie[node].child;
+            while (c >= 0 && s->trie[c].byte != (uint8_t)text[j]) c = s->trie[c].sibling;
+            if (c < 0) break;
+            node = c;
+            int32_t r = s->trie[node].rank;
+            if (r >= 0 && !seen[r]) seen[r] = 1, found++;
+        }
+    }
+    return found;
 }
 
 pocketllm_status pl_split_specials(const pl_vocab *v, const char *text, size_t len, bool parse_special,
@@ -93,8 +139,11 @@ pocketllm_status pl_split_specials(const pl_vocab *v, const char *text, size_t l
     if (frag_new(&l, 0, len, -1, -1) < 0) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     int head = 0;
 
-    if (v->specials.n && any_candidate(v, text, len)) {
+    uint8_t *seen = v->specials.n ? calloc(v->specials.n, 1) : NULL;
+    if (v->specials.n && !seen) goto oom;
+    if (seen && mark_occurring(v, text, len, seen)) {
         for (size_t k = 0; k < v->specials.n; k++) {
+            if (!seen[k]) continue;
             int32_t id = v->specials.ids[k];
             const pl_token *t = &v->tokens[id];
             if (!parse_special && (t->attr & (PL_ATTR_CONTROL | PL_ATTR_UNKNOWN))) continue;
@@ -138,6 +187,8 @@ pocketllm_status pl_split_specials(const pl_vocab *v, const char *text, size_t l
             }
         }
     }
+    free(seen);
+    seen = NULL;
     size_t n = 0;
     for (int cur = head; cur >= 0; cur = l.f[cur].next) n++;
     pl_fragment *out = malloc((n ? n : 1) * sizeof *out);
@@ -150,6 +201,7 @@ pocketllm_status pl_split_specials(const pl_vocab *v, const char *text, size_t l
     *n_frags = n;
     return POCKETLLM_OK;
 oom:
+    free(seen);
     free(l.f);
     return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory while splitting special tokens");
 }

@@ -55,12 +55,22 @@ typedef struct pl_bpe {
     int32_t n_sids;
 } pl_bpe;
 
+/* A trie node over special-token texts: children are a sibling list. */
+typedef struct pl_trie_node {
+    int32_t child, sibling; /* node indexes, -1 = none */
+    int32_t rank;           /* a special text ends here: its index in ids[], else -1 */
+    uint8_t byte;
+} pl_trie_node;
+
 /* The special tokens that text is searched for, longest first (the order
- * of llama.cpp's cache_special_tokens), plus a first-byte filter. */
+ * of llama.cpp's cache_special_tokens), a first-byte filter and a trie to
+ * find which of them occur in a text in one pass. */
 typedef struct pl_specials {
     int32_t *ids;
     size_t n;
     uint8_t first_byte[256];     /* nonzero when some special text starts with the byte */
+    pl_trie_node *trie;          /* node 0 is the root */
+    size_t n_nodes;
 } pl_specials;
 
 struct pl_vocab {

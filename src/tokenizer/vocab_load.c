@@ -56,6 +56,7 @@ void pl_vocab_free(pl_vocab *v) {
     pl_strmap_free(&v->text_to_id);
     pl_bpe_free(&v->bpe);
     free(v->specials.ids);
+    free(v->specials.trie);
     free(v->tokens);
     free(v->eog);
     pl_arena_free(&v->arena);
@@ -207,6 +208,14 @@ static pocketllm_status load_special_ids(pl_vocab *v, const pl_gguf *g) {
         int32_t *id = keys[i].id;
         if (*id >= v->n_tokens) *id = -1; /* a default the vocabulary is too small for */
         if (!pl_gguf_get(g, keys[i].key)) continue;
+        const pocketllm_gguf_value *val = pl_gguf_get(g, keys[i].key);
+        int64_t si;
+        /* -1 (as int32, or 0xffffffff as uint32) is the converters' "none":
+         * llama.cpp ignores it and keeps the default, and so do we */
+        if (val->raw && pl_gguf_type_size(val->type) && !pl_gguf_scalar_i64(val->type, val->raw, &si) &&
+            (si == -1 || si == 0xffffffff))
+            continue;
+        pl_error_clear();
         uint64_t u;
         pocketllm_status st = pl_gguf_get_u64(g, keys[i].key, 0, &u);
         if (st) return st;
@@ -218,25 +227,19 @@ static pocketllm_status load_special_ids(pl_vocab *v, const pl_gguf *g) {
     return POCKETLLM_OK;
 }
 
-static bool text_is(const pl_token *t, const char *s) { return strlen(s) == t->len && memcmp(t->text, s, t->len) == 0; }
-
-static bool text_in(const pl_token *t, const char *const *list) {
-    for (; *list; list++)
-        if (text_is(t, *list)) return true;
-    return false;
-}
-
 /* Auto-detect a role from token texts when the file did not name it; the
  * chosen token is made a control token.  (llama.cpp takes the first match
  * in its hash map's order; we take the lowest id.) */
 static void detect_role(pl_vocab *v, int32_t *role, const char *const *texts) {
     if (*role != -1) return;
-    for (int32_t id = 0; id < v->n_tokens; id++) {
-        if (!text_in(&v->tokens[id], texts)) continue;
-        *role = id;
-        v->tokens[id].attr |= PL_ATTR_CONTROL;
-        return;
+    int32_t best = -1;
+    for (; *texts; texts++) {
+        int32_t id = find_str(v, *texts);
+        if (id >= 0 && (best < 0 || id < best)) best = id;
     }
+    if (best < 0) return;
+    *role = best;
+    v->tokens[best].attr |= PL_ATTR_CONTROL;
 }
 
 static const char *const EOT_TEXTS[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
@@ -264,10 +267,10 @@ static const char *const EOG_TEXTS[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "
                                         "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>",
                                         "[e~[", NULL};
 
+/* The id of an end-of-generation token with this text, or -1. */
 static int32_t eog_find_text(const pl_vocab *v, const char *s) {
-    for (int32_t id = 0; id < v->n_tokens; id++)
-        if (v->eog[id] && text_is(&v->tokens[id], s)) return id;
-    return -1;
+    int32_t id = find_str(v, s);
+    return id >= 0 && v->eog[id] ? id : -1;
 }
 
 /* Roles found by text, unused control tokens, the end-of-generation set. */
@@ -289,16 +292,16 @@ static void derive_roles(pl_vocab *v) {
     if (v->fim_pad >= 0) v->eog[v->fim_pad] = 1;
     if (v->fim_rep >= 0) v->eog[v->fim_rep] = 1;
     if (v->fim_sep >= 0) v->eog[v->fim_sep] = 1;
-    for (int32_t id = 0; id < v->n_tokens; id++) {
-        pl_token *t = &v->tokens[id];
-        if (!text_in(t, EOG_TEXTS)) continue;
+    int32_t id;
+    for (const char *const *t = EOG_TEXTS; *t; t++) {
+        if ((id = find_str(v, *t)) < 0) continue;
         v->eog[id] = 1;
-        t->attr |= PL_ATTR_CONTROL;
+        v->tokens[id].attr |= PL_ATTR_CONTROL;
     }
     /* gpt-oss: these always render */
     static const char *const ALWAYS_SHOWN[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>", NULL};
-    for (int32_t id = 0; id < v->n_tokens; id++)
-        if (text_in(&v->tokens[id], ALWAYS_SHOWN)) v->tokens[id].attr = PL_ATTR_USER_DEFINED;
+    for (const char *const *t = ALWAYS_SHOWN; *t; t++)
+        if ((id = find_str(v, *t)) >= 0) v->tokens[id].attr = PL_ATTR_USER_DEFINED;
     if (v->eos >= 0) v->eog[v->eos] = 1;
     if (v->eot >= 0) v->eog[v->eot] = 1;
     if (v->eom >= 0) v->eog[v->eom] = 1;

@@ -5,7 +5,7 @@
  *
  *   pl_tok_tool batch MODEL IN OUT [--no-special] [--no-parse-special] [--all-modes]
  *   pl_tok_tool pieces MODEL OUT
- *   pl_tok_tool detok MODEL IN OUT [--remove-special] [--no-unparse-special]
+ *   pl_tok_tool detok MODEL IN OUT [--remove-special] [--no-unparse-special] [--all-modes]
  *   pl_tok_tool stream MODEL IN [--seed N]
  *   pl_tok_tool vectors MODEL INP OUT
  *   pl_tok_tool info MODEL OUT
@@ -16,7 +16,9 @@
  * record (add_special and parse_special on unless told); --all-modes writes
  * four lines per record: (add, parse) = (1,1), (1,0), (0,1), (0,0).
  * pieces: per id, a record of the piece with special = 1.  detok: IN holds
- * records (u32 count, i32 ids), OUT gets records (u32 length, bytes).
+ * records (u32 count, i32 ids), OUT gets records (u32 length, bytes);
+ * --all-modes writes four per sequence, for (remove_special,
+ * unparse_special) = (0,1), (0,0), (1,1), (1,0).
  * stream: for each id record of IN, the streaming decoder fed one id at a
  * time and with flushes, buffer retries and random splits must give exactly
  * the one-shot detokenization and never end a chunk inside a UTF-8
@@ -162,8 +164,9 @@ static char *detok(const pocketllm_model *m, const int32_t *ids, size_t n, bool 
 }
 
 static int cmd_detok(int argc, char **argv) {
-    if (argc < 5) die("detok MODEL IN OUT [--remove-special] [--no-unparse-special]");
+    if (argc < 5) die("detok MODEL IN OUT [--remove-special] [--no-unparse-special] [--all-modes]");
     bool rm = has_flag(argc, argv, 5, "--remove-special"), unparse = !has_flag(argc, argv, 5, "--no-unparse-special");
+    bool all = has_flag(argc, argv, 5, "--all-modes");
     pocketllm_model *m = open_model(argv[2]);
     size_t n;
     uint8_t *in = read_all(argv[3], &n);
@@ -175,12 +178,15 @@ static int cmd_detok(int argc, char **argv) {
         if ((uint64_t)cnt * 4 > n - off) die("truncated batch file");
         int32_t *ids = malloc(cnt * sizeof *ids + 1);
         memcpy(ids, in + off, cnt * sizeof *ids);
-        size_t len;
-        char *text = detok(m, ids, cnt, rm, unparse, &len);
-        uint32_t l = (uint32_t)len;
-        fwrite(&l, 4, 1, out);
-        fwrite(text, 1, len, out);
-        free(text);
+        for (int mode = 0; mode < (all ? 4 : 1); mode++) {
+            if (all) rm = mode >= 2, unparse = mode % 2 == 0;
+            size_t len;
+            char *text = detok(m, ids, cnt, rm, unparse, &len);
+            uint32_t l = (uint32_t)len;
+            fwrite(&l, 4, 1, out);
+            fwrite(text, 1, len, out);
+            free(text);
+        }
         free(ids);
         off += (size_t)cnt * 4;
     }
