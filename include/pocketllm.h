@@ -384,6 +384,72 @@ POCKETLLM_API pocketllm_status pocketllm_synth_size(const pocketllm_synth_params
 POCKETLLM_API pocketllm_status pocketllm_synth(const pocketllm_synth_params *p, const char *path);
 
 /* ------------------------------------------------------------------ */
+/* Quantization: a checkpoint down the width ladder                    */
+/* ------------------------------------------------------------------ */
+
+/* Rewrite an f32/f16/bf16 checkpoint with its matrices quantized, making
+ * the choices llama.cpp v0.4.0's llama-quantize makes: which tensors are
+ * quantized, which type each gets under a recipe, the fallbacks for rows
+ * that are not whole blocks, the metadata written.  The tensor data is
+ * byte-equal to llama.cpp's quantization of the same rows. */
+
+/* Progress: called after each tensor is written (or, in a dry run,
+ * planned), from the calling thread. */
+typedef struct pocketllm_quantize_progress {
+    uint64_t tensor;        /* tensors written so far (1..n_tensors) */
+    uint64_t n_tensors;
+    const char *name;       /* the tensor just written */
+    uint32_t from_type;     /* its type in the input and in the output */
+    uint32_t to_type;
+    uint64_t bytes_done;    /* input tensor bytes processed so far, of bytes_total */
+    uint64_t bytes_total;
+    uint64_t out_bytes_done; /* output tensor bytes written (or planned) so far */
+} pocketllm_quantize_progress;
+
+typedef struct pocketllm_quantize_params {
+    /* A recipe as llama-quantize spells it (no lower-case letter: "Q4_K_M",
+     * "IQ2_XS", "Q8_0", ...; see pocketllm_quantize_name) or a tensor type as
+     * ggml spells it (with a lower-case letter, any case after that: "q4_K",
+     * "iq4_nl", "f16"), which quantizes every quantizable tensor to that type
+     * (implies pure). */
+    const char *type;
+    int pure;              /* llama-quantize --pure: no per-tensor mixture, base type everywhere */
+    int leave_output;      /* llama-quantize --leave-output-tensor: output.weight stays as it is */
+    int allow_requantize;  /* allow a quantized input tensor to change type (decoded, then re-encoded) */
+    const char *imatrix;   /* importance-matrix file (GGUF or legacy .dat), or NULL */
+    int n_threads;         /* 0 = the physical core count */
+    int dry_run;           /* plan only: report every tensor's type through progress, write
+                            * nothing (out_path may be NULL); types this build cannot encode
+                            * yet are reported rather than refused */
+    void (*progress)(void *user, const pocketllm_quantize_progress *p); /* may be NULL */
+    void *progress_user;
+} pocketllm_quantize_params;
+
+POCKETLLM_API pocketllm_quantize_params pocketllm_quantize_default_params(void);
+
+/* Quantize the checkpoint at in_path into out_path.  The input is read one
+ * tensor at a time through its memory mapping and the output streamed, so
+ * memory stays near one tensor's worth.  The output is written atomically:
+ * on any failure nothing is left at out_path.  Refused (with a one-line
+ * message): an unknown type (POCKETLLM_ERR_INVALID_ARGUMENT), a file that is
+ * not a model, an IQ1/IQ2/IQ3_XXS (or Q2_K_S) recipe without an importance
+ * matrix, an imatrix whose sizes do not match the model or that matches
+ * none of its matrices, a quantized input tensor that would change type
+ * without allow_requantize, a type this build cannot encode yet
+ * (POCKETLLM_ERR_UNSUPPORTED). */
+POCKETLLM_API pocketllm_status pocketllm_quantize(const char *in_path, const char *out_path,
+                                                  const pocketllm_quantize_params *params);
+
+/* The names pocketllm_quantize accepts as type: entry i (recipes first,
+ * then the tensor types llama.cpp can write a file of), NULL past the last.
+ * *is_recipe (when not NULL) says which; *summary (when not NULL) gets a
+ * one-line description (for a type this build cannot encode yet, it says
+ * so). */
+POCKETLLM_API const char *pocketllm_quantize_name(uint32_t i, int *is_recipe, const char **summary);
+/* Whether `type` names a recipe or tensor type pocketllm_quantize accepts. */
+POCKETLLM_API int pocketllm_quantize_type_known(const char *type);
+
+/* ------------------------------------------------------------------ */
 /* The host: CPU, memory, accelerators                                 */
 /* ------------------------------------------------------------------ */
 

@@ -138,12 +138,31 @@ pl_jv pl_jx_getattr(pl_jx *x, pl_jv obj, const char *name) {
         if (unsafe)
             return pl_jv_undef_msg(x, "access to attribute '%s' of '%s' object is unsafe.", name,
                                    pl_jv_type_name(obj));
-        if (unsupported) pl_jx_unsupported(x, "the attribute '%s' of a %s value", name, pl_jv_type_name(obj));
+        if (unsupported) {
+            if (obj.kind != JV_STR && obj.kind != JV_DICT)
+                pl_jx_unsupported(x, "the attribute '%s' of a %s value", name, pl_jv_type_name(obj));
+            pl_jv m = pl_jv_method(x, obj, PL_JMETH_UNSUPPORTED);
+            m.v.mt->name = key.v.s->s;
+            return m;
+        }
         return pl_jv_method(x, obj, id);
     }
     if (obj.kind == JV_DICT) {
         pl_jv v;
         if (pl_jv_dict_get(x, obj, key, &v)) return v;
+    }
+    if (obj.kind == JV_MACRO) {
+        /* jinja2.runtime.Macro's public attributes */
+        const pl_jnode *m = obj.v.m->node;
+        if (!strcmp(name, "name")) return pl_jv_cstr(x, m->name);
+        if (!strcmp(name, "arguments")) {
+            pl_jv t = pl_jv_tuple(x, m->kids.n);
+            for (uint32_t i = 0; i < m->kids.n; i++) t.v.l->items[i] = pl_jv_cstr(x, m->kids.v[i]->name);
+            return t;
+        }
+        if (!strcmp(name, "catch_varargs")) return pl_jv_bool(m->flag & 1);
+        if (!strcmp(name, "catch_kwargs")) return pl_jv_bool(m->flag & 2);
+        if (!strcmp(name, "caller") || !strcmp(name, "explicit_caller")) return pl_jv_bool(false);
     }
     if (obj.kind == JV_RANGE) {
         if (!strcmp(name, "start")) return pl_jv_int(obj.v.r->start);

@@ -571,6 +571,7 @@ static bool parse_py_int(const char *s, size_t len, int64_t *out, bool *overflow
 static pl_jv f_int(pl_jx *x, pl_jv v, pl_jargs *a) {
     pl_jv p[2] = {pl_jv_int(0), pl_jv_int(10)};
     BIND("int", 0, "default", "base");
+    if (v.kind == JV_UNDEF) pl_jx_undef_fail(x, v); /* int(Undefined) raises */
     if (v.kind == JV_INT) return v;
     if (v.kind == JV_BOOL) return pl_jv_int(v.v.i);
     if (v.kind == JV_STR) {
@@ -595,6 +596,7 @@ static pl_jv f_int(pl_jx *x, pl_jv v, pl_jargs *a) {
 static pl_jv f_float(pl_jx *x, pl_jv v, pl_jargs *a) {
     pl_jv p[1] = {pl_jv_float(0.0)};
     BIND("float", 0, "default");
+    if (v.kind == JV_UNDEF) pl_jx_undef_fail(x, v);
     if (v.kind == JV_FLOAT) return v;
     if (v.kind == JV_INT || v.kind == JV_BOOL) return pl_jv_float((double)v.v.i);
     double d;
@@ -734,6 +736,7 @@ static pl_jv f_unique(pl_jx *x, pl_jv v, pl_jargs *a) {
 static pl_jv f_sum(pl_jx *x, pl_jv v, pl_jargs *a) {
     pl_jv p[2] = {pl_jv_none_v, pl_jv_int(0)};
     BIND("sum", 0, "attribute", "start");
+    if (p[1].kind == JV_STR) pl_jx_fail(x, "sum() can't sum strings [use ''.join(seq) instead]");
     size_t n;
     const pl_jv *items = pl_jv_iterate(x, v, &n);
     pl_jv acc = p[1];

@@ -107,8 +107,13 @@ struct pl_jundef {
 
 struct pl_jmethod {
     pl_jv self;
-    int id; /* a pl_jmeth_id */
+    int id;           /* a method id, or PL_JMETH_UNSUPPORTED */
+    const char *name; /* for PL_JMETH_UNSUPPORTED: the method's name */
 };
+
+/* A method Python has and this interpreter does not call: refused when
+ * called (reading it, e.g. "is defined", works as in Python). */
+#define PL_JMETH_UNSUPPORTED (-2)
 
 struct pl_jrange {
     int64_t start, stop, step;

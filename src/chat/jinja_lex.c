@@ -57,30 +57,30 @@ typedef struct lexer {
     pl_jparse *p;
     const char *s;
     size_t n;
-    size_t line_pos;  /* byte offset of the start of the current line */
-    uint32_t line;
-    size_t counted;   /* line/line_pos are valid for offsets >= this */
+    size_t counted;   /* line and col describe this offset */
+    uint32_t line, col;
 } lexer;
 
-/* Line and column (1-based, in characters) of byte offset pos; offsets are
- * asked for in increasing order, so counting is incremental. */
+/* Line and column (1-based, in characters) of byte offset pos.  Offsets are
+ * asked for in increasing order, so the count moves forward; an error
+ * pointing back counts again from the start. */
 static void where(lexer *L, size_t pos, uint32_t *line, uint32_t *col) {
-    if (pos < L->counted) { /* an error pointing back: count again */
+    if (pos < L->counted) {
         L->counted = 0;
         L->line = 1;
-        L->line_pos = 0;
+        L->col = 1;
     }
-    for (size_t i = L->counted; i < pos && i < L->n; i++)
+    for (size_t i = L->counted; i < pos && i < L->n; i++) {
         if (L->s[i] == '\n') {
             L->line++;
-            L->line_pos = i + 1;
+            L->col = 1;
+        } else if (((unsigned char)L->s[i] & 0xC0) != 0x80) {
+            L->col++;
         }
+    }
     if (pos > L->counted) L->counted = pos;
     *line = L->line;
-    size_t c = 1;
-    for (size_t i = L->line_pos; i < pos && i < L->n; i++)
-        if (((unsigned char)L->s[i] & 0xC0) != 0x80) c++;
-    *col = (uint32_t)c;
+    *col = L->col;
 }
 
 static _Noreturn void lex_fail(lexer *L, size_t pos, pocketllm_status st, const char *what) {
@@ -92,10 +92,11 @@ static _Noreturn void lex_fail(lexer *L, size_t pos, pocketllm_status st, const 
 static pl_jtok *emit(lexer *L, int type, size_t pos) {
     pl_jparse *p = L->p;
     if (p->ntoks == p->cap) {
+        /* plain heap memory (freed after the parse), not the arena: the
+         * tokens do not outlive the parse */
         size_t cap = p->cap ? p->cap * 2 : 256;
-        pl_jtok *t = pl_arena_alloc(p->arena, cap * sizeof *t, 8);
-        if (!t || cap > (SIZE_MAX / 2) / sizeof *t) lex_fail(L, pos, POCKETLLM_ERR_NO_MEMORY, "out of memory");
-        if (p->ntoks) memcpy(t, p->toks, p->ntoks * sizeof *t);
+        pl_jtok *t = cap < SIZE_MAX / 2 / sizeof *t ? realloc(p->toks, cap * sizeof *t) : NULL;
+        if (!t) lex_fail(L, pos, POCKETLLM_ERR_NO_MEMORY, "out of memory");
         p->toks = t;
         p->cap = cap;
     }
@@ -545,7 +546,7 @@ void pl_jlex(pl_jparse *p, const char *src, size_t len) {
     p->src = s;
     p->len = n;
 
-    lexer L = {.p = p, .s = s, .n = n, .line = 1};
+    lexer L = {.p = p, .s = s, .n = n, .line = 1, .col = 1};
     size_t i = 0;
     bool line_starting = true;
     while (i < n) {

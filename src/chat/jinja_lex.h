@@ -49,7 +49,7 @@ typedef struct pl_jparse {
     jmp_buf jmp;
     const char *src; /* normalized source */
     size_t len;
-    pl_jtok *toks;
+    pl_jtok *toks;   /* malloc'd; freed when the parse ends */
     size_t ntoks, cap;
     size_t pos;      /* parser: current token */
     int soft;        /* parser: inside an if / conditional expression frame */

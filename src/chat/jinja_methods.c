@@ -19,6 +19,7 @@ enum {
     M_TITLE, M_CAPITALIZE, M_SWAPCASE, M_FIND, M_RFIND, M_INDEX, M_RINDEX, M_COUNT, M_JOIN, M_FORMAT,
     M_SPLITLINES, M_ISDIGIT, M_ISALPHA, M_ISALNUM, M_ISSPACE, M_ISUPPER, M_ISLOWER, M_ISNUMERIC, M_ISDECIMAL,
     M_ISASCII, M_REMOVEPREFIX, M_REMOVESUFFIX, M_ZFILL, M_CENTER, M_LJUST, M_RJUST, M_PARTITION, M_RPARTITION,
+    M_ISTITLE,
     ML_POP, ML_CLEAR, ML_COPY, ML_COUNT, ML_INDEX, MD_GET, MD_ITEMS, MD_KEYS, MD_VALUES, MD_COPY, MLOOP_CYCLE,
     MLOOP_CHANGED, M_COUNT_ALL
 };
@@ -28,7 +29,7 @@ static const char *const METHOD_NAMES[M_COUNT_ALL] = {
     "title", "capitalize", "swapcase", "find", "rfind", "index", "rindex", "count", "join", "format",
     "splitlines", "isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "isnumeric", "isdecimal",
     "isascii", "removeprefix", "removesuffix", "zfill", "center", "ljust", "rjust", "partition", "rpartition",
-    "pop", "clear", "copy", "count", "index", "get", "items", "keys", "values", "copy", "cycle", "changed",
+    "istitle", "pop", "clear", "copy", "count", "index", "get", "items", "keys", "values", "copy", "cycle", "changed",
 };
 
 const char *pl_jmeth_name(int id) { return id >= 0 && id < M_COUNT_ALL ? METHOD_NAMES[id] : "?"; }
@@ -41,7 +42,7 @@ static bool in_list(const char *name, const char *const *list) {
 
 /* Python has these; this interpreter does not call them. */
 static const char *const STR_UNSUPPORTED[] = {"casefold", "encode", "expandtabs", "format_map", "isidentifier",
-                                              "isprintable", "istitle", "maketrans", "translate", NULL};
+                                              "isprintable", "maketrans", "translate", NULL};
 static const char *const NUM_ATTRS[] = {"real", "imag", "numerator", "denominator", "conjugate", "bit_length",
                                         "bit_count", "to_bytes", "from_bytes", "as_integer_ratio", "is_integer",
                                         "hex", "fromhex", NULL};
@@ -57,7 +58,7 @@ int pl_jmeth_lookup(const pl_jv self, const char *name, bool *unsafe, bool *unsu
     *unsafe = *unsupported = false;
     switch ((pl_jv_kind)self.kind) {
     case JV_STR:
-        for (int i = M_STARTSWITH; i <= M_RPARTITION; i++)
+        for (int i = M_STARTSWITH; i <= M_ISTITLE; i++)
             if (!strcmp(METHOD_NAMES[i], name)) return i;
         if (in_list(name, STR_UNSUPPORTED)) *unsupported = true;
         if ((self.flags & JV_MARKUP) && (!strcmp(name, "escape") || !strcmp(name, "unescape") || !strcmp(name, "striptags")))
@@ -531,6 +532,25 @@ static pl_jv str_method(pl_jx *x, int id, pl_jv s, pl_jargs *a) {
     case M_ISUPPER: no_args(x, a, "isupper"); return pl_jv_bool(pl_py_str_is_case(x, s, true));
     case M_ISLOWER: no_args(x, a, "islower"); return pl_jv_bool(pl_py_str_is_case(x, s, false));
     case M_ISASCII: no_args(x, a, "isascii"); return pl_jv_bool(s.v.s->ncp == s.v.s->len);
+    case M_ISTITLE: {
+        no_args(x, a, "istitle");
+        bool cased = false, prev = false;
+        for (size_t i = 0; i < s.v.s->len;) {
+            uint32_t c;
+            i += pl_ju8_decode(s.v.s->s + i, &c);
+            uint16_t f = pl_py_flags(c);
+            if (f & (PL_PY_UPPER | PL_PY_TITLE)) {
+                if (prev) return pl_jv_bool(false);
+                prev = cased = true;
+            } else if (f & PL_PY_LOWER) {
+                if (!prev) return pl_jv_bool(false);
+                prev = cased = true;
+            } else {
+                prev = false;
+            }
+        }
+        return pl_jv_bool(cased);
+    }
     case M_REMOVEPREFIX: case M_REMOVESUFFIX: {
         ARGS(METHOD_NAMES[id], 1, "prefix");
         const pl_jstr *t = need_str_arg(x, p[0], METHOD_NAMES[id]).v.s;
@@ -597,6 +617,8 @@ static pl_jv str_method(pl_jx *x, int id, pl_jv s, pl_jargs *a) {
 pl_jv pl_jmeth_call(pl_jx *x, pl_jv method, pl_jargs *a) {
     pl_jv self = method.v.mt->self;
     int id = method.v.mt->id;
+    if (id == PL_JMETH_UNSUPPORTED)
+        pl_jx_unsupported(x, "the method %s.%s()", pl_jv_type_name(self), method.v.mt->name);
     pl_jv p[3] = {pl_jv_none_v, pl_jv_none_v, pl_jv_none_v};
     if (self.kind == JV_STR) return str_method(x, id, self, a);
     switch (id) {

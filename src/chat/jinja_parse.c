@@ -1044,6 +1044,7 @@ pocketllm_status pl_jinja_parse(const char *src, size_t len, pl_jinja_template *
     } else {
         st = p->status;
     }
+    free(p->toks);
     free(p);
     if (st != POCKETLLM_OK) {
         pl_jinja_template_free(t);

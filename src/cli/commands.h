@@ -16,6 +16,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 #define CMD_HELP_USAGE \
     "usage: pocketllm help [COMMAND]\n\nList the commands, or show the help of one.\n"
@@ -149,5 +150,31 @@ int cmd_synth(int argc, char **argv);
     "                           the generated reply in FILE split at its <think>...</think> block, as\n"  \
     "                           the template splits it (with --messages, the rendered prompt tells\n"    \
     "                           whether the reply began inside an open think block)\n"
+
+#define CMD_QUANTIZE_USAGE                                                                                \
+    "usage: pocketllm quantize IN.gguf OUT.gguf TYPE [--pure] [--leave-output] [--imatrix FILE]\n"       \
+    "                          [--allow-requantize] [-t N] [--quiet]\n"                                   \
+    "       pocketllm quantize --dry-run IN.gguf TYPE [options]\n\n"                                        \
+    "Rewrite an f32/f16/bf16 checkpoint with its matrices quantized, choosing each tensor's type as\n"     \
+    "llama.cpp's llama-quantize does; the quantized bytes equal llama.cpp's for the same rows, so\n"       \
+    "files from either tool are interchangeable.  Norms and other 1-D tensors stay as they are.\n"         \
+    "Metadata is copied; general.file_type and general.quantization_version are set.  The input\n"        \
+    "is read tensor by tensor and the output streamed; nothing is left at OUT on failure.\n\n"             \
+    "TYPE is a recipe as llama-quantize spells it (no lower-case letter): Q8_0 Q6_K Q5_K_M Q5_K_S\n"       \
+    "Q5_1 Q5_0 Q4_K_M Q4_K_S Q4_1 Q4_0 IQ4_XS IQ4_NL Q3_K_L Q3_K_M Q3_K_S IQ3_M IQ3_S IQ3_XS\n"             \
+    "IQ3_XXS Q2_K Q2_K_S IQ2_M IQ2_S IQ2_XS IQ2_XXS IQ1_M IQ1_S TQ2_0 TQ1_0 Q2_0 Q1_0 MXFP4_MOE F16\n"      \
+    "BF16 F32 (aliases Q5_K, Q4_K, Q3_K = the _M recipes); or a tensor type as ggml spells it\n"         \
+    "(with a lower-case letter: q4_K, q8_0, iq4_nl, ...), which puts every quantizable tensor in\n"      \
+    "that type (as --pure).  An unknown TYPE lists the valid names.\n\n"                                  \
+    "  --pure              no per-tensor mixture: the recipe's base type everywhere\n"                      \
+    "  --leave-output      keep output.weight as it is\n"                                                  \
+    "  --imatrix FILE      importance matrix (llama.cpp's GGUF imatrix or legacy .dat); required by\n"     \
+    "                      IQ1_*, IQ2_*, IQ3_XXS, IQ3_XS and Q2_K_S, used by the others\n"                  \
+    "  --allow-requantize  let an already quantized tensor change type (default: refused; tensors\n"       \
+    "                      already in their target type are copied either way)\n"                          \
+    "  -t N, --threads N   worker threads (default: the physical cores)\n"                               \
+    "  --dry-run           write nothing; list every tensor's type and the sizes on stdout (types\n"      \
+    "                      this build cannot encode yet are listed, not refused)\n"                        \
+    "  --quiet             no progress or summary on stderr\n"
 
 #endif

@@ -22,6 +22,8 @@ const cli_command cli_commands[] = {
     {"tokenize", "turn text into the checkpoint's token ids (as llama.cpp does), or show their pieces",
      CMD_TOKENIZE_USAGE, cmd_tokenize},
     {"synth", "write a random-weight checkpoint at a named or explicit model shape", CMD_SYNTH_USAGE, cmd_synth},
+    {"quantize", "quantize a checkpoint to a llama.cpp recipe (Q4_K_M, IQ2_XS, ...) or one tensor type",
+     CMD_QUANTIZE_USAGE, cmd_quantize},
     {"template", "render a chat template (a model's or a file) for a conversation, as jinja2 does",
      CMD_TEMPLATE_USAGE, cmd_template},
     {"help", "show this list, or the help of one command", CMD_HELP_USAGE, cmd_help},

@@ -19,7 +19,8 @@
  *   pl_oracle tokenize-time MODEL FILE [--repeat N]
  *   pl_oracle greedy MODEL (--prompt T | --ids "1 2 3") [-n N] [common options]
  *   pl_oracle logits MODEL --ids "1 2 3" --out F [common options]
- *   pl_oracle quantize IN OUT RECIPE [--pure] [--leave-output] [--imatrix F] [-t N]
+ *   pl_oracle quantize IN OUT RECIPE [--pure] [--leave-output] [--allow-requantize] [--imatrix F] [-t N]
+ *   pl_oracle quantize-batch JOBS     (one "IN OUT RECIPE [options]" a line; ok/failed a line)
  *   pl_oracle to-float TYPE IN OUT
  *   pl_oracle quantize-chunk TYPE IN OUT ROW_LENGTH [--imatrix-row F]
  *   pl_oracle half-check
@@ -539,8 +540,9 @@ static struct llama_model_imatrix_data *load_imatrix(const char *path, float ***
     return d; /* terminated by a zeroed entry */
 }
 
-static int cmd_quantize(int argc, char **argv) {
-    if (argc < 5) die("quantize IN OUT RECIPE [--pure] [--leave-output] [--imatrix F] [-t N]");
+/* One llama_model_quantize run from quantize's arguments; its status. */
+static uint32_t run_quantize(int argc, char **argv) {
+    if (argc < 5) die("quantize IN OUT RECIPE [--pure] [--leave-output] [--allow-requantize] [--imatrix F] [-t N]");
     struct llama_model_quantize_params p = llama_model_quantize_default_params();
     bool found = false;
     for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++)
@@ -552,12 +554,40 @@ static int cmd_quantize(int argc, char **argv) {
     for (int i = 5; i < argc; i++) {
         if (!strcmp(argv[i], "--pure")) p.pure = true;
         else if (!strcmp(argv[i], "--leave-output")) p.quantize_output_tensor = false;
+        else if (!strcmp(argv[i], "--allow-requantize")) p.allow_requantize = true;
         else if (!strcmp(argv[i], "--imatrix") && i + 1 < argc) p.imatrix = load_imatrix(argv[++i], &keep, &n_im);
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) p.nthread = atoi(argv[++i]);
         else die("unknown option %s", argv[i]);
     }
-    uint32_t rc = llama_model_quantize(argv[2], argv[3], &p);
+    return llama_model_quantize(argv[2], argv[3], &p);
+}
+
+static int cmd_quantize(int argc, char **argv) {
+    uint32_t rc = run_quantize(argc, argv);
     if (rc != 0) die("llama_model_quantize failed (%u)", rc);
+    return 0;
+}
+
+/* quantize-batch JOBS: each line of JOBS holds quantize's arguments (IN
+ * OUT RECIPE [options], separated by spaces); all run in this process, so
+ * the tables ggml builds per type on first use (the IQ grids: seconds
+ * each) are built once.  Prints "ok" or "failed" per job. */
+static int cmd_quantize_batch(int argc, char **argv) {
+    if (argc != 3) die("quantize-batch JOBS");
+    size_t n;
+    char *text = read_all(argv[2], &n), *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *av[64], *s2 = NULL;
+        int ac = 2;
+        av[0] = argv[0];
+        av[1] = "quantize";
+        for (char *w = strtok_r(line, " ", &s2); w && ac < 63; w = strtok_r(NULL, " ", &s2)) av[ac++] = w;
+        av[ac] = NULL;
+        if (ac == 2) continue;
+        printf("%s\n", run_quantize(ac, av) == 0 ? "ok" : "failed");
+        fflush(stdout);
+    }
+    free(text);
     return 0;
 }
 
@@ -780,6 +810,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "greedy")) return cmd_greedy(argc, argv);
     if (!strcmp(c, "logits")) return cmd_logits(argc, argv);
     if (!strcmp(c, "quantize")) return cmd_quantize(argc, argv);
+    if (!strcmp(c, "quantize-batch")) return cmd_quantize_batch(argc, argv);
     if (!strcmp(c, "to-float")) return cmd_to_float(argc, argv);
     if (!strcmp(c, "quantize-chunk")) return cmd_quantize_chunk(argc, argv);
     if (!strcmp(c, "half-check")) return cmd_half_check();

@@ -242,8 +242,10 @@ static void test_variables(void) {
     d.extra_json = "[]";
     CHECK(pocketllm_chat_render_json(t, "[]", &d, &out, &len) != POCKETLLM_OK);
     CHECK(pocketllm_chat_render(NULL, msgs, 1, &d, &out, &len) == POCKETLLM_ERR_INVALID_ARGUMENT);
-    CHECK(pocketllm_chat_template_new(NULL, 3, &t) == POCKETLLM_ERR_INVALID_ARGUMENT || 1);
     pocketllm_chat_template_free(t);
+    pocketllm_chat_template *none = NULL;
+    CHECK(pocketllm_chat_template_new(NULL, 3, &none) == POCKETLLM_ERR_INVALID_ARGUMENT && none == NULL);
+    CHECK(pocketllm_chat_template_new("x", 1, NULL) == POCKETLLM_ERR_INVALID_ARGUMENT);
     /* JSON numbers keep Python's int/float distinction */
     renders("{{ messages }}", "[1, 1.0, 1e2, -0, 2.5e-7, true, null, \"\\u00e9\\ud83d\\ude00\"]", &o,
             "[1, 1.0, 100.0, 0, 2.5e-07, True, None, 'é😀']");
