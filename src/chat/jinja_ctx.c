@@ -72,6 +72,14 @@ void pl_jx_step(pl_jx *x) {
     if (++x->steps > x->lim.max_steps)
         pl_jx_raise(x, POCKETLLM_ERR_UNSUPPORTED, "the template ran more than %llu steps (limit)",
                     (unsigned long long)x->lim.max_steps);
+    /* every recursion of the interpreter (statements, expressions, printing
+     * nested data, comparing it) passes here: stop before the C stack does */
+    char here;
+    uintptr_t at = (uintptr_t)&here;
+    size_t used = at < x->stack_base ? x->stack_base - at : at - x->stack_base;
+    if (x->stack_base && used > PL_JINJA_STACK_BUDGET)
+        pl_jx_raise(x, POCKETLLM_ERR_UNSUPPORTED, "the template nests too deeply (more than %u KiB of stack)",
+                    PL_JINJA_STACK_BUDGET / 1024);
 }
 
 static void jbuf_reserve(pl_jx *x, pl_jbuf *b, size_t more) {
@@ -124,6 +132,8 @@ pocketllm_status pl_jinja_build(pl_jinja_ctx *x, void (*fn)(pl_jinja_ctx *x, voi
     jmp_buf *saved = x->jmp;
     x->jmp = &jb;
     x->at = NULL;
+    char here;
+    x->stack_base = (uintptr_t)&here;
     int rc = setjmp(jb);
     if (rc == 0) fn(x, user);
     x->jmp = saved;

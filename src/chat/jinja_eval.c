@@ -1014,6 +1014,8 @@ pocketllm_status pl_jinja_render(pl_jinja_ctx *x, const pl_jinja_template *t, ch
     jmp_buf jb;
     x->jmp = &jb;
     x->at = NULL;
+    char here;
+    x->stack_base = (uintptr_t)&here;
     pl_jbuf top = {0};
     int rc = setjmp(jb);
     if (rc == 0) {

@@ -252,7 +252,14 @@ struct pl_jinja_ctx {
     int loop_ctl;
     /* the node being evaluated, for error positions */
     const pl_jnode *at;
+    uintptr_t stack_base; /* where the entry point's frame is */
 };
+
+/* C stack one render may use below its entry point (deeper templates are
+ * refused): a thread with 8 MiB (or a server worker with 2 MiB) is safe. */
+#ifndef PL_JINJA_STACK_BUDGET
+#define PL_JINJA_STACK_BUDGET (1024u * 1024u)
+#endif
 
 typedef struct pl_jinja_ctx pl_jx;
 

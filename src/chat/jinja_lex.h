@@ -54,7 +54,7 @@ typedef struct pl_jparse {
     size_t pos;      /* parser: current token */
     int soft;        /* parser: inside an if / conditional expression frame */
     int depth;       /* parser: nesting, against stack exhaustion */
-    int in_loop, in_macro;
+    int in_loop, in_macro; /* in_loop 2: inside a set/filter block in a loop */
     uint32_t err_line, err_col;
     pocketllm_status status; /* of the failure */
 } pl_jparse;

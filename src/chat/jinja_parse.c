@@ -846,7 +846,7 @@ static pl_jnode *parse_set(pl_jparse *p, pl_jtok *t) {
     n->b = parse_filter(p, NULL, false);
     frame_save s = frame_enter(p, false, false);
     int in_loop = p->in_loop;
-    p->in_loop = 0; /* break inside is refused: see parse_statement */
+    p->in_loop = in_loop ? 2 : 0; /* break inside is refused: see parse_statement */
     n->kids = parse_body(p, END_SET);
     p->in_loop = in_loop;
     frame_leave(p, s);
@@ -906,7 +906,7 @@ static pl_jnode *parse_filter_block(pl_jparse *p, pl_jtok *t) {
     n->b = parse_filter(p, NULL, true);
     frame_save s = frame_enter(p, false, false);
     int in_loop = p->in_loop;
-    p->in_loop = 0;
+    p->in_loop = in_loop ? 2 : 0;
     n->kids = parse_body(p, END_FILTER);
     p->in_loop = in_loop;
     frame_leave(p, s);
@@ -957,6 +957,7 @@ static pl_jnode *parse_statement(pl_jparse *p) {
     }
     if (!strcmp(w, "break") || !strcmp(w, "continue")) {
         if (!p->in_loop) SYNTAX(p, t, "'%s' outside loop", w);
+        if (p->in_loop == 2) REFUSE(p, t, "{%% %s %%} inside a {%% set %%} or {%% filter %%} block (not supported)", w);
         return mk(p, w[0] == 'b' ? JN_BREAK : JN_CONTINUE, t);
     }
     if (!strcmp(w, "generation")) {

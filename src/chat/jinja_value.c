@@ -170,18 +170,25 @@ const char *pl_jv_type_name(pl_jv v) {
 
 /* ---- hashing and dicts -------------------------------------------- */
 
-bool pl_jv_hashable(pl_jv v) {
+/* Tuples nested deeper than this count as unhashable (Python would stop
+ * with a RecursionError); it keeps hashing off the stack's edge. */
+#define MAX_HASH_DEPTH 200
+
+static bool hashable_at(pl_jv v, int depth) {
     switch ((pl_jv_kind)v.kind) {
     case JV_NONE: case JV_BOOL: case JV_INT: case JV_FLOAT: case JV_STR: case JV_UNDEF: case JV_RANGE:
         return true;
     case JV_TUPLE:
+        if (depth >= MAX_HASH_DEPTH) return false;
         for (size_t i = 0; i < v.v.l->n; i++)
-            if (!pl_jv_hashable(v.v.l->items[i])) return false;
+            if (!hashable_at(v.v.l->items[i], depth + 1)) return false;
         return true;
     default:
         return false;
     }
 }
+
+bool pl_jv_hashable(pl_jv v) { return hashable_at(v, 0); }
 
 static uint64_t mix64(uint64_t h) {
     h ^= h >> 33;
@@ -208,6 +215,7 @@ uint64_t pl_jv_hash(pl_jv v) {
     }
     case JV_STR: return pl_hash_bytes(v.v.s->s, v.v.s->len);
     case JV_TUPLE: {
+        /* (hashable tuples are at most MAX_HASH_DEPTH deep) */
         uint64_t h = 0x345678ull;
         for (size_t i = 0; i < v.v.l->n; i++) h = mix64(h ^ pl_jv_hash(v.v.l->items[i]));
         return h;

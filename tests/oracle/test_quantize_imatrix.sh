@@ -11,6 +11,7 @@
 # but 8 layers deep, so the first-eighth rules of the IQ recipes apply:
 #  I   qwen3, gqa 1 (head count 1), tied
 #  IB  llama, gqa 4, separate output.weight
+#  I1  I cut to one layer, for the pure types (no layer rules there)
 # ggml builds each IQ grid once per process (seconds for IQ1), so all
 # llama.cpp runs share one oracle process.
 . "$(dirname "$0")/lib.sh"
@@ -18,28 +19,40 @@
 BIN=$PL_BIN
 QIGNORE="quantize.imatrix.file quantize.imatrix.dataset quantize.imatrix.entries_count quantize.imatrix.chunks_count"
 
-I=$PL_TMP/i.gguf IB=$PL_TMP/ib.gguf
+I=$PL_TMP/i.gguf IB=$PL_TMP/ib.gguf I1=$PL_TMP/i1.gguf
 expect_rc 0 "$BIN" synth --quiet --arch qwen3 --n-embd 256 --n-layer 8 --n-head 1 --n-head-kv 1 --head-dim 32 \
     --n-ff 32 --type f16 --seed 31 "$I"
 expect_rc 0 "$BIN" synth --quiet --arch llama --n-embd 256 --n-layer 8 --n-head 4 --n-head-kv 1 --head-dim 32 \
     --n-ff 32 --untied --type f16 --seed 32 "$IB"
+expect_rc 0 "$BIN" synth --quiet --arch qwen3 --n-embd 256 --n-layer 1 --n-head 1 --n-head-kv 1 --head-dim 32 \
+    --n-ff 32 --type f16 --seed 33 "$I1"
 GEN=$PL_TOOLS/pl_imatrix_gen
 IM=$PL_TMP/i.imatrix IMB=$PL_TMP/ib.imatrix
 expect_rc 0 "$GEN" "$I" "$IM"
 expect_rc 0 "$GEN" "$I" "$PL_TMP/i.dat" --legacy
+expect_rc 0 "$GEN" "$I1" "$PL_TMP/embd.imatrix" --with-embd
 expect_rc 0 "$GEN" "$IB" "$IMB"
 expect_rc 0 "$GEN" "$I" "$PL_TMP/zero.imatrix" --zero-count blk.3.ffn_up.weight
 expect_rc 0 "$GEN" "$I" "$PL_TMP/skip.imatrix" --skip blk.2.attn_q.weight
-need "$I" "$IB" "$IM" "$PL_TMP/i.dat" "$IMB" "$PL_TMP/zero.imatrix" "$PL_TMP/skip.imatrix"
+need "$I" "$IB" "$I1" "$IM" "$PL_TMP/i.dat" "$PL_TMP/embd.imatrix" "$IMB" "$PL_TMP/zero.imatrix" "$PL_TMP/skip.imatrix"
 
 for r in IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ3_XXS IQ3_XS IQ1_S IQ1_M Q2_K_S Q4_0 Q5_0 Q4_K_M IQ4_XS IQ4_NL; do
     qjob "I $r" "$I" "$r" "$r" "--imatrix $IM" "--imatrix $IM"
 done
-# pure types whose ggml encoder works without importance data (the
-# embeddings have none: llama.cpp's own pure iq2_xxs/iq2_xs/iq1_s abort)
-qjob "I iq2_s (pure)" "$I" iq2_s IQ2_M "--pure --imatrix $IM" "--imatrix $IM"
-qjob "I iq3_xxs (pure)" "$I" iq3_xxs IQ3_XXS "--pure --imatrix $IM" "--imatrix $IM"
-qjob "I iq1_m (pure)" "$I" iq1_m IQ1_M "--pure --imatrix $IM" "--imatrix $IM"
+# pure IQ types: token_embd gets the IQ type too, and llama-imatrix never
+# has weights for it -- llama.cpp aborts (iq2_xxs, iq2_xs, iq1_s need
+# them) or quantizes it without; here the imatrix has an entry for it
+while read -r type recipe; do
+    qjob "I1 $type (pure)" "$I1" "$type" "$recipe" "--pure --imatrix $PL_TMP/embd.imatrix" \
+        "--imatrix $PL_TMP/embd.imatrix"
+done <<'EOF'
+iq2_xxs IQ2_XXS
+iq2_xs IQ2_XS
+iq2_s IQ2_M
+iq3_xxs IQ3_XXS
+iq1_s IQ1_S
+iq1_m IQ1_M
+EOF
 # gqa 4: attn_v in q4_K
 for r in IQ2_XXS IQ2_M IQ3_XXS; do qjob "IB $r" "$IB" "$r" "$r" "--imatrix $IMB" "--imatrix $IMB"; done
 # the legacy format gives the same weights, so the same bytes
@@ -96,8 +109,8 @@ refused "another model's imatrix" "is different from tensor size" \
 # ours only: llama.cpp quietly quantizes without weights when no name matches
 expect_rc 0 "$GEN" "$I" "$PL_TMP/renamed.imatrix" --rename x.
 refused "an imatrix matching no tensor" "no entry for any tensor" Q4_K_M --imatrix "$PL_TMP/renamed.imatrix" --
-# pure iq2_xxs: the token embeddings have no weights and iq2_xxs cannot do
-# without (llama.cpp aborts in ggml here; we refuse)
+# pure iq2_xxs with an imatrix that has no token_embd entry: iq2_xxs cannot
+# do without weights (llama.cpp aborts in ggml here; we refuse)
 refused "pure iq2_xxs" "token_embd.weight would be iq2_xxs" iq2_xxs --imatrix "$IM" --
 printf 'not an imatrix at all' >"$PL_TMP/junk.imatrix"
 refused "a junk imatrix file" "junk.imatrix" Q4_K_M --imatrix "$PL_TMP/junk.imatrix" --

@@ -8,11 +8,14 @@
  *
  *   pl_imatrix_gen MODEL OUT [--seed N] [--legacy] [--count C]
  *                  [--skip NAME] [--resize NAME] [--zero-count NAME] [--rename PREFIX]
+ *                  [--with-embd]
  *
  * --skip leaves NAME out, --resize writes NAME one column short (a
  * mismatching imatrix), --zero-count gives NAME a count of 0 (llama.cpp
  * reads its weights as 1), --rename puts PREFIX before every name (an
- * imatrix that matches none of the model's tensors).  Counts are whole numbers (C tokens, default
+ * imatrix that matches none of the model's tensors), --with-embd adds an
+ * entry for token_embd.weight too (llama-imatrix never has one; with it,
+ * llama.cpp can quantize the embeddings to the types that need weights).  Counts are whole numbers (C tokens, default
  * 512), as llama-imatrix writes them, so any reader's rounding agrees.
  */
 #include <inttypes.h>
@@ -29,7 +32,7 @@ static int die(const char *msg, const char *arg) {
     return 1;
 }
 
-static bool wanted(const pocketllm_tensor_info *t) {
+static bool wanted(const pocketllm_tensor_info *t, bool embd) {
     size_t n = strlen(t->name);
     int dims = 1;
     for (int d = 3; d >= 1; d--)
@@ -38,21 +41,23 @@ static bool wanted(const pocketllm_tensor_info *t) {
             break;
         }
     return dims >= 2 && n > 7 && strcmp(t->name + n - 7, ".weight") == 0 && !strstr(t->name, "_norm") &&
-           strcmp(t->name, "token_embd.weight") != 0;
+           (embd || strcmp(t->name, "token_embd.weight") != 0);
 }
 
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: pl_imatrix_gen MODEL OUT [--seed N] [--legacy] [--count C] [--skip NAME] "
-                        "[--resize NAME] [--zero-count NAME] [--rename PREFIX]\n");
+                        "[--resize NAME] [--zero-count NAME] [--rename PREFIX] [--with-embd]\n");
         return 2;
     }
     uint64_t seed = 1;
     int legacy = 0;
+    bool embd = false;
     float count = 512.0f;
     const char *skip = "", *resize = "", *zero = "", *prefix = "";
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--legacy")) legacy = 1;
+        else if (!strcmp(argv[i], "--with-embd")) embd = true;
         else if (i + 1 < argc && !strcmp(argv[i], "--seed")) seed = strtoull(argv[++i], NULL, 10);
         else if (i + 1 < argc && !strcmp(argv[i], "--count")) count = (float)atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--skip")) skip = argv[++i];
@@ -84,7 +89,7 @@ int main(int argc, char **argv) {
     for (uint64_t i = 0; i < nt; i++) {
         pocketllm_tensor_info t;
         pocketllm_gguf_tensor(g, i, &t);
-        if (!wanted(&t) || !strcmp(t.name, skip)) continue;
+        if (!wanted(&t, embd) || !strcmp(t.name, skip)) continue;
         int64_t ne0 = t.ne[0] - (strcmp(t.name, resize) == 0 ? 1 : 0), nmat = t.ne[2];
         float c = strcmp(t.name, zero) == 0 ? 0.0f : count;
         float *sums = malloc(sizeof(float) * (size_t)(ne0 * nmat)), *cnt = malloc(sizeof(float) * (size_t)nmat);

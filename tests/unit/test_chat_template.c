@@ -84,6 +84,7 @@ static void test_refusals(void) {
     refused("{{ cycler('a') }}", "cycler()", "line 1");
     refused("{% for x in y recursive %}{{ loop(x) }}{% endfor %}", "recursive for loops", "line 1");
     refused("{{ f(*args) }}", "*args", "line 1");
+    refused("{% for x in y %}{% set b %}{% break %}{% endset %}{% endfor %}", "{% break %} inside a {% set %}", "line 1, column 31");
     refused("{{ caller() }}", "caller", "line 1");
     refused("{{ café }}", "non-ASCII identifier", "line 1");
     refused("{{ '\\ud800' }}", "lone surrogate", "line 1");
