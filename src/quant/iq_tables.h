@@ -19,14 +19,20 @@ extern const int8_t pl_kvalues_iq4nl[16];
 /* e2m1 values, doubled (the e8m0 scale is halved to match) */
 extern const int8_t pl_kvalues_mxfp4[16];
 
-/* The quantizers' view of the same grids: 2 bits (iq2, iq3) or 2 bits per
- * signed level (iq1) per position, position k in bits 2k..2k+1. */
+/* The quantizers' view of the same grids: per position a level l (the
+ * grid value 2l+1 before the decode grid's scaling), 2 bits each for the
+ * 8-value rows (iq2, iq1) and 3 bits each for the 4-value rows (iq3). */
 extern const uint16_t pl_kgrid_iq2xxs[256];
 extern const uint16_t pl_kgrid_iq2xs[512];
 extern const uint16_t pl_kgrid_iq2s[1024];
 extern const uint16_t pl_kgrid_iq1s[2048];
 extern const uint16_t pl_kgrid_iq3xxs[256];
 extern const uint16_t pl_kgrid_iq3s[512];
+
+/* 8 sign bits -> 8 bytes of 0xff / 0x00 (for the SIMD kernels) */
+extern const uint64_t pl_iq_sign_mask[256];
+/* 7 stored sign bits (+ parity) -> 8 bytes of 0xff / 0x00 */
+extern const uint64_t pl_iq_even_sign_mask[128];
 
 #define PL_IQ1S_DELTA 0.125f
 #define PL_IQ1M_DELTA 0.125f

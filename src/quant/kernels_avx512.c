@@ -10,6 +10,11 @@
 #include "quant/kernels_x86.h"
 #include "quant/simd_x86.h"
 
+#define PL_DPBUSD(acc, u, s) _mm256_dpbusd_epi32(acc, u, s)
+#define PL_DPWSSD(acc, a, b) _mm256_dpwssd_epi32(acc, a, b)
+#define PL_SUFFIX(name) name##_vnni
+#include "quant/dots_x86.h"
+
 static float dot_f32(int64_t n, const void *w, const void *a) {
     const float *x = w, *y = a;
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
@@ -122,5 +127,27 @@ void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_F16].vec_dot = dot_f16;
     t[PL_TYPE_BF16].vec_dot = dot_bf16;
     t[PL_TYPE_Q8_0].vec_dot = dot_q8_0;
+    t[PL_TYPE_Q8_K].act_from_float = act_q8_K_vnni;
+    t[PL_TYPE_Q4_0].vec_dot = dot_q4_0_vnni;
+    t[PL_TYPE_Q4_1].vec_dot = dot_q4_1_vnni;
+    t[PL_TYPE_Q5_0].vec_dot = dot_q5_0_vnni;
+    t[PL_TYPE_Q5_1].vec_dot = dot_q5_1_vnni;
+    t[PL_TYPE_IQ4_NL].vec_dot = dot_iq4_nl_vnni;
+    t[PL_TYPE_MXFP4].vec_dot = dot_mxfp4_vnni;
+    t[PL_TYPE_Q2_K].vec_dot = dot_q2_K_vnni;
+    t[PL_TYPE_Q3_K].vec_dot = dot_q3_K_vnni;
+    t[PL_TYPE_Q4_K].vec_dot = dot_q4_K_vnni;
+    t[PL_TYPE_Q5_K].vec_dot = dot_q5_K_vnni;
+    t[PL_TYPE_Q6_K].vec_dot = dot_q6_K_vnni;
+    t[PL_TYPE_IQ4_XS].vec_dot = dot_iq4_xs_vnni;
+    t[PL_TYPE_TQ1_0].vec_dot = dot_tq1_0_vnni;
+    t[PL_TYPE_TQ2_0].vec_dot = dot_tq2_0_vnni;
+    t[PL_TYPE_IQ2_XXS].vec_dot = dot_iq2_xxs_vnni;
+    t[PL_TYPE_IQ2_XS].vec_dot = dot_iq2_xs_vnni;
+    t[PL_TYPE_IQ2_S].vec_dot = dot_iq2_s_vnni;
+    t[PL_TYPE_IQ3_XXS].vec_dot = dot_iq3_xxs_vnni;
+    t[PL_TYPE_IQ3_S].vec_dot = dot_iq3_s_vnni;
+    t[PL_TYPE_IQ1_S].vec_dot = dot_iq1_s_vnni;
+    t[PL_TYPE_IQ1_M].vec_dot = dot_iq1_m_vnni;
 }
 #endif

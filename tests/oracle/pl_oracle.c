@@ -28,6 +28,7 @@
  *   pl_oracle vec-dot TYPE W A N OUT [--variant V]
  *   pl_oracle act-quantize TYPE IN OUT N [--variant V]
  *   pl_oracle quant-batch FILE
+ *   pl_oracle vec-dot-time TYPE W A N REPS [--variant V]
  * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
  *
  * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
@@ -54,7 +55,8 @@
  * quant-batch runs many of to-float, quantize-chunk, vec-dot and
  * act-quantize in one process: FILE holds one subcommand with its
  * arguments per line (space-separated, no quoting), so a test pays for
- * loading llama.cpp once.
+ * loading llama.cpp once.  vec-dot-time runs vec-dot's work REPS times and
+ * prints "ns_per_row X" (best of the repetitions; for the bench scripts).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -748,6 +750,42 @@ static int cmd_vec_dot(int argc, char **argv) {
     return 0;
 }
 
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmd_vec_dot_time(int argc, char **argv) {
+    if (argc < 7) die("vec-dot-time TYPE W A N REPS [--variant V]");
+    enum ggml_type t = type_by_name(argv[2]);
+    const struct ggml_type_traits_cpu *tr = cpu_variant(variant_opt(argc, argv, 7))(t);
+    if (!tr->vec_dot) die("%s has no vec_dot", argv[2]);
+    int64_t n = atoll(argv[5]);
+    int reps = atoi(argv[6]);
+    size_t wn, an, wrow = ggml_row_size(t, n), arow = ggml_row_size(tr->vec_dot_type, n);
+    uint8_t *w = read_all(argv[3], &wn), *a = read_all(argv[4], &an);
+    if (n <= 0 || reps <= 0 || wn % wrow || an % arow || wn / wrow != an / arow) die("bad rows");
+    size_t rows = wn / wrow;
+    double best = 1e30;
+    volatile float sink = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        for (size_t i = 0; i < rows; i++) {
+            float s = 0.0f;
+            tr->vec_dot((int)n, &s, 0, w + i * wrow, 0, a + i * arow, 0, 1);
+            sink += s;
+        }
+        double dt = (now_ns() - t0) / (double)rows;
+        if (dt < best) best = dt;
+    }
+    (void)sink;
+    printf("ns_per_row %.1f\n", best);
+    free(w);
+    free(a);
+    return 0;
+}
+
 static int cmd_act_quantize(int argc, char **argv) {
     if (argc < 6) die("act-quantize TYPE IN OUT N [--variant V]");
     enum ggml_type t = type_by_name(argv[2]);
@@ -818,6 +856,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "vec-dot")) return cmd_vec_dot(argc, argv);
     if (!strcmp(c, "act-quantize")) return cmd_act_quantize(argc, argv);
     if (!strcmp(c, "quant-batch")) return cmd_quant_batch(argc, argv);
+    if (!strcmp(c, "vec-dot-time")) return cmd_vec_dot_time(argc, argv);
     die("unknown subcommand %s", c);
     return 2;
 }

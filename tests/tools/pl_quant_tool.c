@@ -14,6 +14,7 @@
  *   pl_quant_tool cmp-dot TYPE W A N OURS THEIRS [--exact] within qt_dot_tolerance (--exact: identical)
  *   pl_quant_tool types WHAT      lines "TYPE VEC_DOT_TYPE BLOCK VEC_DOT_BLOCK NEEDS_IMATRIX" of the
  *                                 types with a kernel WHAT: dot|decode|encode|act
+ *   pl_quant_tool vec-dot-time TYPE W A N REPS [--tier T]   "ns_per_row X", best of REPS (bench only)
  *   pl_quant_tool tiers                                    the SIMD tiers this host runs
  *   pl_quant_tool batch FILE                               the commands above, one per line
  * Exit 0 on success/agreement, 1 on disagreement or error (one line why).
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/quant_testdata.h"
 #include "quant/kernels.h"
@@ -192,6 +194,37 @@ static int cmd_vec_dot(int argc, char **argv) {
     return rc;
 }
 
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmd_vec_dot_time(int argc, char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
+    if (!k || !k->vec_dot) return fail("no vec_dot (or tier unsupported) for", argv[2]);
+    int64_t n = atoll(argv[5]);
+    int reps = atoi(argv[6]);
+    size_t wn, an, wr = row_bytes((uint32_t)t, n), ar = row_bytes(pl_type_get((uint32_t)t)->vec_dot_type, n);
+    uint8_t *w = read_file(argv[3], &wn), *a = read_file(argv[4], &an);
+    if (!w || !a || !wr || !ar || reps <= 0 || wn % wr || an % ar || wn / wr != an / ar) return fail("bad W/A rows", NULL);
+    size_t rows = wn / wr;
+    double best = 1e30;
+    volatile float sink = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        for (size_t i = 0; i < rows; i++) sink += k->vec_dot(n, w + i * wr, a + i * ar);
+        double dt = (now_ns() - t0) / (double)rows;
+        if (dt < best) best = dt;
+    }
+    (void)sink;
+    printf("ns_per_row %.1f\n", best);
+    free(w), free(a);
+    return 0;
+}
+
 static int cmd_cmp_bits(char **argv) {
     size_t na, nb;
     uint8_t *a = read_file(argv[2], &na), *b = read_file(argv[3], &nb);
@@ -304,6 +337,7 @@ static int run(int argc, char **argv) {
     if (!strcmp(c, "quantize") && argc >= 6) return cmd_quantize(argc, argv);
     if (!strcmp(c, "act") && argc >= 6) return cmd_act(argc, argv);
     if (!strcmp(c, "vec-dot") && argc >= 7) return cmd_vec_dot(argc, argv);
+    if (!strcmp(c, "vec-dot-time") && argc >= 7) return cmd_vec_dot_time(argc, argv);
     if (!strcmp(c, "cmp-bits") && argc == 4) return cmd_cmp_bits(argv);
     if (!strcmp(c, "cmp-dot") && argc >= 8) return cmd_cmp_dot(argc, argv);
     if (!strcmp(c, "types") && argc == 3) return cmd_types(argv);

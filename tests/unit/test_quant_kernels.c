@@ -12,6 +12,7 @@
  * reported (never counted as passed).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,43 @@ static void check_dot(uint32_t type, pl_quant_tier tier) {
             free(a);
         }
     }
+    /* edge weight blocks (zero, huge, subnormal, inf, NaN scales; all-equal
+     * bytes), one kind per block.  Where the reference is finite the tier
+     * must be within tolerance; where it is inf or NaN the tier must be inf
+     * or NaN too -- which of them depends on the summation order once a
+     * partial product overflows (inf + -inf), so that is not compared. */
+    int bad_edge = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        const int64_t nb = QT_EDGE_KINDS, n = nb * t->block < 64 ? 64 : nb * t->block;
+        const int64_t nbw = n / t->block;
+        void *w = alloc_row(type, n), *a = alloc_row(t->vec_dot_type, n);
+        qt_gen_blocks(type, QT_EDGE, &rng, w, nbw);
+        qt_gen_blocks(t->vec_dot_type, QT_RANDOM, &rng, a, n / pl_type_get(t->vec_dot_type)->block);
+        /* rotate which blocks get which edge case */
+        if (rep) {
+            uint8_t *tmp = malloc(t->bytes);
+            for (int r = 0; r < rep; r++) {
+                memcpy(tmp, w, t->bytes);
+                memmove(w, (uint8_t *)w + t->bytes, (size_t)(nbw - 1) * t->bytes);
+                memcpy((uint8_t *)w + (size_t)(nbw - 1) * t->bytes, tmp, t->bytes);
+            }
+            free(tmp);
+        }
+        const float ref = t->vec_dot(n, w, a), got = k->vec_dot(n, w, a);
+        bool ok;
+        if (!isfinite(ref)) ok = !isfinite(got);
+        else {
+            const double tol = qt_dot_tolerance(type, w, a, n);
+            ok = !isfinite(tol) || fabs((double)ref - (double)got) <= tol;
+        }
+        if (!ok && bad_edge++ < 3)
+            fprintf(stderr, "  %s/%s edge blocks (rotation %d): ref %.9g got %.9g\n", t->name, pl_quant_tier_name(tier), rep,
+                    ref, got);
+        free(w);
+        free(a);
+    }
+    CHECK_MSG(bad_edge == 0, "%s vec_dot %s: %d edge rows disagree with the reference", t->name, pl_quant_tier_name(tier),
+              bad_edge);
     CHECK_MSG(bad_exact == 0, "%s vec_dot %s: %d exact rows differ from the reference", t->name,
               pl_quant_tier_name(tier), bad_exact);
     CHECK_MSG(bad_random == 0, "%s vec_dot %s: %d random rows beyond tolerance", t->name, pl_quant_tier_name(tier),
