@@ -257,7 +257,13 @@ POCKETLLM_API int pocketllm_token_is_eog(const pocketllm_model *model, int32_t i
 
 /* Streaming detokenization: push ids one at a time and receive text that
  * never ends inside a UTF-8 character; bytes held back across token
- * boundaries come out with the next push or with flush. */
+ * boundaries come out with the next push or with flush.  All the pushes'
+ * output followed by the flush's is exactly pocketllm_detokenize(ids,
+ * remove_special = 0, unparse_special).  Buffer rule as for
+ * pocketllm_tokenize: when the text does not fit, the call fails with
+ * POCKETLLM_ERR_INVALID_ARGUMENT, *len says how many bytes it needs, and
+ * nothing is consumed (push the same id again with more room).  A bad id
+ * fails and changes nothing. */
 typedef struct pocketllm_detokenizer pocketllm_detokenizer;
 POCKETLLM_API pocketllm_status pocketllm_detokenizer_new(const pocketllm_model *model, int unparse_special,
                                                          pocketllm_detokenizer **out);

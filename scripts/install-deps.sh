@@ -8,6 +8,7 @@ PACKAGES=(
   gcc make cmake pkg-config      # the build
   clang libclang-rt-14-dev       # libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer
   libcjson-dev                   # JSON output of the CLI (and the server's requests)
+  libmicrohttpd-dev              # the HTTP server of `pocketllm serve`
   binutils                       # nm: the export check
   python3                        # test scripts (JSON checks)
   python3-jinja2                 # the reference renderer of the chat-template tests (tests only)

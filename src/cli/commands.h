@@ -15,6 +15,12 @@ int cmd_ops(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_template(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+
+/* serve's --help text is in its file (it includes the request-field table
+ * of src/server/srv_request.h) */
+extern const char cmd_serve_usage[];
+#define CMD_SERVE_USAGE cmd_serve_usage
 int cmd_synth(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 

@@ -26,6 +26,8 @@ const cli_command cli_commands[] = {
      CMD_QUANTIZE_USAGE, cmd_quantize},
     {"template", "render a chat template (a model's or a file) for a conversation, as jinja2 does",
      CMD_TEMPLATE_USAGE, cmd_template},
+    {"serve", "serve the model over HTTP with OpenAI's API (chat, completions, streaming, batching)",
+     CMD_SERVE_USAGE, cmd_serve},
     {"help", "show this list, or the help of one command", CMD_HELP_USAGE, cmd_help},
     {NULL, NULL, NULL, NULL},
 };

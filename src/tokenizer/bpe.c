@@ -484,7 +484,7 @@ pocketllm_status pl_bpe_tokenize(const pl_vocab *v, const char *text, size_t len
                !(c.slot[j].hash == h && c.slot[j].len == wlen && memcmp(norm + c.slot[j].off, p, wlen) == 0))
             j = (j + 1) & c.mask;
         if (c.slot[j].hash) {
-            st = pl_ids_append(out, c.pool.v + c.slot[j].ids, c.slot[j].n_ids);
+            if (c.slot[j].n_ids) st = pl_ids_append(out, c.pool.v + c.slot[j].ids, c.slot[j].n_ids);
             continue;
         }
         size_t first = out->n;
@@ -493,7 +493,7 @@ pocketllm_status pl_bpe_tokenize(const pl_vocab *v, const char *text, size_t len
         if (c.pool.n + k >= UINT32_MAX) continue;
         c.slot[j] = (cache_slot){h, (uint32_t)off, (uint32_t)wlen, (uint32_t)c.pool.n, (uint32_t)k};
         c.count++;
-        st = pl_ids_append(&c.pool, out->v + first, k);
+        if (k) st = pl_ids_append(&c.pool, out->v + first, k);
     }
 done:
     if (norm != src) free(norm);

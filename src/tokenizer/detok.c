@@ -336,7 +336,7 @@ static pocketllm_status settle(pl_detok_stream *d, buf *fresh, bool final, const
     }
     size_t keep = final ? 0 : incomplete_tail((const uint8_t *)d->out.p, d->out.n);
     d->out.n -= keep;
-    memcpy(d->s.hold, d->out.p + d->out.n, keep);
+    if (keep) memcpy(d->s.hold, d->out.p + d->out.n, keep);
     d->s.n_hold = (uint8_t)keep;
     *text = d->out.n ? d->out.p : "";
     *len = d->out.n;

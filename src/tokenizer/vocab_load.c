@@ -35,6 +35,7 @@ static int32_t find_str(const pl_vocab *v, const char *s) { return pl_vocab_find
 pocketllm_status pl_ids_push(pl_ids *ids, int32_t id) { return pl_ids_append(ids, &id, 1); }
 
 pocketllm_status pl_ids_append(pl_ids *ids, const int32_t *src, size_t n) {
+    if (n == 0) return POCKETLLM_OK;
     if (n > ids->cap - ids->n) {
         size_t cap = ids->cap ? ids->cap : 64;
         while (cap - ids->n < n) {

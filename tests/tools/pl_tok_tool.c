@@ -11,6 +11,7 @@
  *   pl_tok_tool info MODEL OUT
  *   pl_tok_tool time MODEL FILE [--repeat N]
  *   pl_tok_tool unicode OUT
+ *   pl_tok_tool minivocab KIND OUT
  *
  * batch: IN holds records (u32 length, bytes); OUT gets one line of ids per
  * record (add_special and parse_special on unless told); --all-modes writes
@@ -28,7 +29,8 @@
  * "n bos eos add_bos add_eos" then "id attr eog" per token.  time: best
  * milliseconds over N tokenizations of FILE (add_special on, parse_special
  * on).  unicode: "cp flags lower" for every code point whose flags or
- * lowercase differ from "unassigned, itself".
+ * lowercase differ from "unassigned, itself".  minivocab: one of the small
+ * vocabularies of tests/common/tok_minivocab.c ("spm" or a pre-tokenizer name).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -41,6 +43,7 @@
 #include "base/rng.h"
 #include "model/model.h"
 #include "pocketllm.h"
+#include "../common/tok_minivocab.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -394,6 +397,12 @@ static int cmd_unicode(int argc, char **argv) {
     return 0;
 }
 
+static int cmd_minivocab(int argc, char **argv) {
+    if (argc < 4) die("minivocab KIND OUT");
+    if (tok_minivocab_write(argv[2], argv[3])) die("%s", pocketllm_last_error());
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) die("usage: see the comment at the top of tests/tools/pl_tok_tool.c");
     const char *c = argv[1];
@@ -405,6 +414,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "info")) return cmd_info(argc, argv);
     if (!strcmp(c, "time")) return cmd_time(argc, argv);
     if (!strcmp(c, "unicode")) return cmd_unicode(argc, argv);
+    if (!strcmp(c, "minivocab")) return cmd_minivocab(argc, argv);
     die("unknown subcommand %s", c);
     return 2;
 }

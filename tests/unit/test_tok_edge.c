@@ -89,7 +89,7 @@ static void bpe_arrays(pocketllm_gguf_writer *w) {
     for (unsigned b = 0; b < 256; b++) tok[b] = owned[b] = utf8(byte_char(b)), type[b] = 1;
     tok[BPE_GA] = "\xc4\xa0" "a", tok[BPE_AB] = "ab", tok[BPE_GAB] = "\xc4\xa0" "ab", tok[BPE_EOT] = "<|endoftext|>";
     type[BPE_GA] = type[BPE_AB] = type[BPE_GAB] = 1, type[BPE_EOT] = 3;
-    const char *merges[] = {"\xc4\xa0 a", "a b", "\xc4\xa0" "a b"};
+    const char *merges[] = {"\304\240 a", "a b", "\304\240a b"}; /* U+0120 = Ġ */
     pocketllm_gguf_writer_set_str_array(w, "tokenizer.ggml.tokens", tok, BPE_N);
     pocketllm_gguf_writer_set_array(w, "tokenizer.ggml.token_type", POCKETLLM_GGUF_INT32, type, BPE_N);
     pocketllm_gguf_writer_set_str_array(w, "tokenizer.ggml.merges", merges, 3);

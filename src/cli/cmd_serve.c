@@ -1,0 +1,181 @@
+/*
+ * cmd_serve.c -- `pocketllm serve`: an OpenAI-compatible HTTP server for
+ * one model.  Opens the model, starts the continuous-batching scheduler
+ * and the HTTP daemon (src/server/), then waits for SIGINT or SIGTERM and
+ * shuts down in order: connections first, then the scheduler, then the
+ * model.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "srv_http.h"
+#include "srv_model.h"
+#include "srv_request.h"
+#include "srv_sched.h"
+
+#define CMD "serve"
+
+const char cmd_serve_usage[] =
+    "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
+    "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv f16|f32]\n"
+    "                       [--template FILE] [--name NAME] [--max-body SIZE] [--keepalive S] [--quiet]\n\n"
+    "Serve the model over HTTP with OpenAI's API, so that OpenAI clients and libraries work\n"
+    "against it.  Up to --parallel requests run at the same time by continuous batching: their\n"
+    "sequences share one KV cache and are decoded together, one forward pass per step; a greedy\n"
+    "answer is the same whether it ran alone or beside others.  Up to --queue more requests wait\n"
+    "for a sequence; past that the answer is 503.  A client that disconnects cancels its request\n"
+    "(queued, in its prompt or generating) and frees its sequence.  Prints the address it listens\n"
+    "on to stderr, then one line per request; SIGINT or SIGTERM stops it.\n\n"
+    "  --model M, -m M    the GGUF checkpoint\n"
+    "  --host H           address to listen on (default 127.0.0.1: this machine only)\n"
+    "  --port P           port (default 8080; 0 = any free port, printed at start)\n"
+    "  --api-key K        require 'Authorization: Bearer K' on /v1/* (401 without it); the\n"
+    "                     environment variable POCKETLLM_API_KEY works too\n"
+    "  --ctx N, -c N      positions each request may fill, prompt and completion (default: the\n"
+    "                     model's context, at most 4096); the KV cache holds N x --parallel\n"
+    "  --parallel N       requests decoded together (default 4)\n"
+    "  -t N, --threads N  compute threads (default: the physical cores)\n"
+    "  --queue N          requests that may wait for a sequence (default 64; 0 = none)\n"
+    "  --batch N          most tokens in one forward pass: decoding tokens first, then chunks of\n"
+    "                     prompts (default 256)\n"
+    "  --kv f16|f32       KV cache type (default f16, as llama.cpp)\n"
+    "  --template FILE    a Jinja chat template to use instead of the model's\n"
+    "  --name NAME        the model's name in the API (default: the file name without .gguf)\n"
+    "  --max-body SIZE    largest request body (default 8M)\n"
+    "  --keepalive S      while a stream has nothing to send (a long prompt, the queue), an SSE\n"
+    "                     comment every S seconds (default 2)\n"
+    "  --quiet            no line per request\n\n" SRV_FIELDS_HELP;
+
+static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *sp, srv_http_params *hp) {
+    const char *v, *err = NULL;
+    for (int i = 1; i < argc; i++) {
+        int64_t n;
+        double d;
+        uint64_t size;
+        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
+            if (err) break;
+            mp->path = v;
+        } else if (cli_opt(argc, argv, &i, "--host", &v, &err)) {
+            if (err) break;
+            hp->host = v;
+        } else if (cli_opt(argc, argv, &i, "--port", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 0, 65535, &n)) return cli_usage(CMD, "--port wants 0..65535, not '%s'", v);
+            hp->port = (uint16_t)n;
+        } else if (cli_opt(argc, argv, &i, "--api-key", &v, &err)) {
+            if (err) break;
+            if (!*v) return cli_usage(CMD, "--api-key may not be empty");
+            hp->api_key = v;
+        } else if (cli_opt(argc, argv, &i, "--ctx", &v, &err) || cli_opt(argc, argv, &i, "-c", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 2, 1 << 20, &n)) return cli_usage(CMD, "--ctx wants 2..1048576 positions, not '%s'", v);
+            mp->n_ctx = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--parallel", &v, &err) || cli_opt(argc, argv, &i, "-np", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 256, &n)) return cli_usage(CMD, "--parallel wants 1..256, not '%s'", v);
+            sp->parallel = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 1024, &n)) return cli_usage(CMD, "-t wants a thread count 1..1024, not '%s'", v);
+            sp->n_threads = (int)n;
+            mp->n_threads = (int)n;
+        } else if (cli_opt(argc, argv, &i, "--queue", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 0, 100000, &n)) return cli_usage(CMD, "--queue wants 0..100000, not '%s'", v);
+            sp->queue = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--batch", &v, &err) || cli_opt(argc, argv, &i, "-b", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 65536, &n)) return cli_usage(CMD, "--batch wants 1..65536 tokens, not '%s'", v);
+            sp->n_batch = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
+            if (err) break;
+            if (!strcmp(v, "f16")) sp->kv_type = 1;
+            else if (!strcmp(v, "f32")) sp->kv_type = 0;
+            else return cli_usage(CMD, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt(argc, argv, &i, "--template", &v, &err)) {
+            if (err) break;
+            mp->template_path = v;
+        } else if (cli_opt(argc, argv, &i, "--name", &v, &err)) {
+            if (err) break;
+            if (!*v || strchr(v, '/')) return cli_usage(CMD, "--name wants a non-empty name without '/'");
+            mp->name = v;
+        } else if (cli_opt(argc, argv, &i, "--max-body", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_size(v, &size) || size < 64 || size > (1u << 30))
+                return cli_usage(CMD, "--max-body wants a size from 64 bytes to 1G, not '%s'", v);
+            hp->max_body = (size_t)size;
+        } else if (cli_opt(argc, argv, &i, "--keepalive", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_f64(v, 0.05, 3600, &d)) return cli_usage(CMD, "--keepalive wants seconds (0.05..3600), not '%s'", v);
+            hp->keepalive_ms = (int)(d * 1000);
+        } else if (!strcmp(argv[i], "--quiet")) {
+            hp->log = false;
+        } else {
+            return cli_usage(CMD, "unknown argument '%s'", argv[i]);
+        }
+    }
+    if (err) return cli_usage(CMD, "an option %s", err);
+    if (!mp->path) return cli_usage(CMD, "needs --model M");
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv) {
+    srv_model_params mp = {0};
+    srv_sched_params sp = {.parallel = 4, .queue = 64, .n_batch = 256, .kv_type = 1, .n_threads = 0};
+    srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .keepalive_ms = 2000, .log = true};
+    int rc = parse(argc, argv, &mp, &sp, &hp);
+    if (rc) return rc;
+    if (!hp.api_key) {
+        const char *env = getenv("POCKETLLM_API_KEY");
+        if (env && *env) hp.api_key = env;
+    }
+    hp.max_connections = sp.parallel + sp.queue + 64;
+
+    /* the signals are taken by sigwait below: block them before any
+     * thread starts, so that every thread inherits the mask */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    srv_model m;
+    char *err = NULL;
+    if (srv_model_open(&mp, &m, &err)) {
+        rc = cli_error(CMD, "%s", err ? err : "cannot open the model");
+        free(err);
+        return rc;
+    }
+    srv_sched *s = NULL;
+    if (srv_sched_new(&m, &sp, &s, &err)) {
+        rc = cli_error(CMD, "%s", err ? err : "cannot start the scheduler");
+        free(err);
+        srv_model_close(&m);
+        return rc;
+    }
+    srv_http *h = NULL;
+    if (!srv_http_start(&hp, &m, s, &h, &err)) {
+        rc = cli_error(CMD, "%s", err ? err : "cannot start the HTTP server");
+        free(err);
+        srv_sched_free(s);
+        srv_model_close(&m);
+        return rc;
+    }
+    const bool v6 = strchr(hp.host, ':') != NULL;
+    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s)\n",
+            m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx,
+            m.tmpl ? "" : ", no chat template", hp.api_key ? ", API key required" : "");
+    fflush(stderr);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "pocketllm serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    srv_http_stop(h);
+    srv_sched_free(s);
+    srv_model_close(&m);
+    return CLI_OK;
+}

@@ -1,0 +1,269 @@
+/*
+ * srv_http.c -- the libmicrohttpd daemon of `pocketllm serve`: binding,
+ * routing (GET /health, GET /v1/models[/ID], POST /v1/chat/completions,
+ * POST /v1/completions), the API key (401), the body limit (413), and the
+ * errors of srv_request as JSON.  Each connection has its own thread, so
+ * a handler may block while its request runs (srv_http_gen.c).
+ */
+#include "srv_http.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "srv_response.h"
+#include "srv_text.h"
+
+/* One request on a connection, from its headers to its answer. */
+typedef struct conn_state {
+    srv_buf body;
+    bool too_large;
+    double t0;
+} conn_state;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+bool srv_http_client_gone(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return false;
+    struct pollfd pfd = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&pfd, 1, 0) <= 0) return false;
+    if (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return true;
+    /* readable: a closed socket reads 0 bytes (pipelined data is left alone) */
+    char c;
+    return recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+enum MHD_Result srv_http_reply_json(struct MHD_Connection *conn, unsigned status, char *json) {
+    if (!json) {
+        static const char oom[] = "{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\",\"param\":null,\"code\":null}}";
+        json = strdup(oom);
+        status = 500;
+        if (!json) return MHD_NO;
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(json);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result reply_error(struct MHD_Connection *conn, const srv_error *e) {
+    char *json = srv_json_error(e);
+    if (e->http == 401 && json) {
+        struct MHD_Response *r = MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            free(json);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "application/json");
+        MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+        enum MHD_Result ret = MHD_queue_response(conn, 401, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
+    return srv_http_reply_json(conn, (unsigned)e->http, json);
+}
+
+/* Whether the Authorization header carries the key (in constant time). */
+static bool authorized(const srv_http *h, struct MHD_Connection *conn) {
+    if (!h->p.api_key) return true;
+    const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (!v || strncmp(v, "Bearer ", 7) != 0) return false;
+    v += 7;
+    const char *k = h->p.api_key;
+    size_t nv = strlen(v), nk = strlen(k);
+    unsigned diff = nv != nk;
+    for (size_t i = 0; i < nk; i++) diff |= (unsigned char)k[i] ^ (unsigned char)(i < nv ? v[i] : 0);
+    return diff == 0;
+}
+
+static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
+    srv_sched_stats st;
+    srv_sched_stats_get(h->s, &st);
+    srv_buf b = {0};
+    srv_buf_printf(&b, "{\"status\":\"ok\",\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u}",
+                   st.active, st.parallel, st.queued, st.queue_cap);
+    return srv_http_reply_json(conn, 200, b.oom ? NULL : srv_buf_take(&b, NULL));
+}
+
+static enum MHD_Result route_get(srv_http *h, struct MHD_Connection *conn, const char *url, unsigned *status) {
+    srv_error e;
+    *status = 200;
+    if (strcmp(url, "/health") == 0) return reply_health(h, conn);
+    if (!authorized(h, conn)) {
+        srv_fail(&e, 401, NULL, "a valid API key is needed: send 'Authorization: Bearer KEY'");
+    } else if (strcmp(url, "/v1/models") == 0) {
+        return srv_http_reply_json(conn, 200, srv_json_models(h->m));
+    } else if (strncmp(url, "/v1/models/", 11) == 0) {
+        if (strcmp(url + 11, h->m->id) == 0) {
+            char *list = srv_json_models(h->m);
+            /* the one entry of the list */
+            char *one = NULL;
+            const char *a = list ? strchr(list, '[') : NULL;
+            if (a) {
+                size_t n = strlen(a + 1);
+                one = n >= 2 ? strndup(a + 1, n - 2) : NULL;
+            }
+            free(list);
+            return srv_http_reply_json(conn, 200, one);
+        }
+        srv_fail(&e, 404, "model", "no model '%.200s' here; this server serves '%.200s'", url + 11, h->m->id);
+    } else if (strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0) {
+        srv_fail(&e, 405, NULL, "%s takes POST", url);
+    } else {
+        srv_fail(&e, 404, NULL, "no such endpoint: %.200s", url);
+    }
+    *status = (unsigned)e.http;
+    return reply_error(conn, &e);
+}
+
+static void log_line(const srv_http *h, const char *method, const char *url, unsigned status, double t0) {
+    /* streams log when they end (srv_http_gen.c) */
+    if (h->p.log && status) fprintf(stderr, "pocketllm serve: %s %s %u %.3fs\n", method, url, status, now_s() - t0);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                               const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
+    srv_http *h = cls;
+    conn_state *cs = *con_cls;
+    srv_error e;
+    unsigned status = 0;
+    enum MHD_Result ret;
+    if (!cs) {
+        /* the headers: everything that needs no body is answered now */
+        if (!(cs = calloc(1, sizeof *cs))) return MHD_NO;
+        cs->t0 = now_s();
+        *con_cls = cs;
+        if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+            ret = route_get(h, conn, url, &status);
+            log_line(h, method, url, status, cs->t0);
+            return ret;
+        }
+        const bool known = strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0;
+        if (strcmp(method, "POST") != 0) srv_fail(&e, known || !strcmp(url, "/health") || !strncmp(url, "/v1/models", 10) ? 405 : 404, NULL, "%s %.200s is not served", method, url);
+        else if (!known) srv_fail(&e, 404, NULL, "no such endpoint: %.200s", url);
+        else if (!authorized(h, conn)) srv_fail(&e, 401, NULL, "a valid API key is needed: send 'Authorization: Bearer KEY'");
+        else {
+            const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+            if (cl && strtoull(cl, NULL, 10) > h->p.max_body)
+                srv_fail(&e, 413, NULL, "the body is larger than the %zu bytes this server takes", h->p.max_body);
+            else
+                return MHD_YES; /* read the body */
+        }
+        log_line(h, method, url, (unsigned)e.http, cs->t0);
+        return reply_error(conn, &e);
+    }
+    if (*upload_data_size) {
+        if (!cs->too_large && cs->body.n + *upload_data_size <= h->p.max_body)
+            srv_buf_add(&cs->body, upload_data, *upload_data_size);
+        else
+            cs->too_large = true; /* the rest is read and dropped */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    /* the whole body is here */
+    if (cs->too_large || cs->body.oom) {
+        srv_fail(&e, 413, NULL, "the body is larger than the %zu bytes this server takes", h->p.max_body);
+        log_line(h, method, url, 413, cs->t0);
+        return reply_error(conn, &e);
+    }
+    srv_request req;
+    const srv_kind kind = strcmp(url, "/v1/chat/completions") == 0 ? SRV_CHAT : SRV_COMPLETION;
+    if (!srv_request_parse(h->m, kind, cs->body.p ? cs->body.p : "", cs->body.n, &req, &e)) {
+        log_line(h, method, url, (unsigned)e.http, cs->t0);
+        return reply_error(conn, &e);
+    }
+    srv_buf_free(&cs->body);
+    ret = srv_http_generate(h, conn, &req, &status);
+    log_line(h, method, url, status, cs->t0);
+    return ret;
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe) {
+    conn_state *cs = *con_cls;
+    if (!cs) return;
+    srv_buf_free(&cs->body);
+    free(cs);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+    const srv_http *h = cls;
+    if (!h->p.log) return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == '\n') msg[--n] = '\0';
+    fprintf(stderr, "pocketllm serve: http: %s\n", msg);
+}
+
+bool srv_http_start(const srv_http_params *p, const srv_model *m, srv_sched *s, srv_http **out, char **err) {
+    *out = NULL;
+    *err = NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai = NULL;
+    char port[8];
+    snprintf(port, sizeof port, "%u", p->port);
+    int gai = getaddrinfo(p->host, port, &hints, &ai);
+    if (gai != 0 || !ai) {
+        char tmp[300];
+        snprintf(tmp, sizeof tmp, "cannot resolve --host '%.200s': %s", p->host, gai_strerror(gai));
+        *err = strdup(tmp);
+        return false;
+    }
+    srv_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        freeaddrinfo(ai);
+        *err = strdup("out of memory");
+        return false;
+    }
+    h->p = *p;
+    h->m = m;
+    h->s = s;
+    atomic_init(&h->stopping, false);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    /* (the logger must come first to catch the messages of the options) */
+    h->d = MHD_start_daemon(flags, p->port, NULL, NULL, handler, h,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)p->max_connections,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+                            MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!h->d) {
+        char tmp[300];
+        snprintf(tmp, sizeof tmp, "cannot listen on %.200s port %u (in use, or not an address of this host?)", p->host,
+                 p->port);
+        *err = strdup(tmp);
+        free(h);
+        return false;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = di ? di->port : p->port;
+    *out = h;
+    return true;
+}
+
+uint16_t srv_http_port(const srv_http *h) { return h->port; }
+
+void srv_http_stop(srv_http *h) {
+    if (!h) return;
+    atomic_store(&h->stopping, true);
+    MHD_stop_daemon(h->d);
+    free(h);
+}

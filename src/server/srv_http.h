@@ -1,0 +1,55 @@
+/*
+ * srv_http.h -- the HTTP side of `pocketllm serve`, on libmicrohttpd: one
+ * thread per connection, routing, the API key, the body limit, and the
+ * answer to a completion request (whole, or streamed as server-sent
+ * events).  The protocol itself lives in srv_request/srv_response.
+ */
+#ifndef PL_SRV_HTTP_H
+#define PL_SRV_HTTP_H
+
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "srv_model.h"
+#include "srv_sched.h"
+
+typedef struct srv_http_params {
+    const char *host;        /* address to bind (default 127.0.0.1) */
+    uint16_t port;           /* 0: any free port (see srv_http_port) */
+    const char *api_key;     /* NULL: no key needed */
+    size_t max_body;         /* bytes */
+    uint32_t max_connections;
+    int keepalive_ms;        /* SSE comment interval while nothing else is sent */
+    bool log;                /* one line per request on stderr */
+} srv_http_params;
+
+typedef struct srv_http srv_http;
+
+/* Bind and start serving; *err gets a message on failure (caller frees). */
+bool srv_http_start(const srv_http_params *p, const srv_model *m, srv_sched *s, srv_http **out, char **err);
+uint16_t srv_http_port(const srv_http *h);
+/* Stop: requests in progress are cancelled and their connections closed. */
+void srv_http_stop(srv_http *h);
+
+/* ---- shared by the srv_http*.c files ---------------------------------------- */
+
+struct srv_http {
+    srv_http_params p;
+    const srv_model *m;
+    srv_sched *s;
+    struct MHD_Daemon *d;
+    atomic_bool stopping;
+    uint16_t port;
+};
+
+/* Whether the client's side of the connection has closed. */
+bool srv_http_client_gone(struct MHD_Connection *conn);
+/* Answer with a JSON body (taken over; NULL: a 500). */
+enum MHD_Result srv_http_reply_json(struct MHD_Connection *conn, unsigned status, char *json);
+/* Run a parsed completion request to its answer (whole or streamed). */
+enum MHD_Result srv_http_generate(srv_http *h, struct MHD_Connection *conn, srv_request *req, unsigned *status);
+
+#endif

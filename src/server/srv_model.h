@@ -1,0 +1,36 @@
+/*
+ * srv_model.h -- the model a server (or `pocketllm chat`) serves: the open
+ * checkpoint, its chat template and the special-token texts the template
+ * is given, the name clients see, and the context each sequence may use.
+ */
+#ifndef PL_SRV_MODEL_H
+#define PL_SRV_MODEL_H
+
+#include <stdint.h>
+
+#include "pocketllm.h"
+
+typedef struct srv_model {
+    pocketllm_model *model;
+    pocketllm_chat_template *tmpl; /* NULL: the model has no chat template */
+    char *bos_text, *eos_text;     /* the BOS/EOS tokens' text, NULL when none */
+    char *id;                      /* the model's name in the API */
+    int64_t created;               /* the file's modification time */
+    uint32_t n_ctx;                /* positions one sequence may fill */
+    int32_t n_vocab;               /* token ids are 0..n_vocab-1 */
+} srv_model;
+
+typedef struct srv_model_params {
+    const char *path;
+    const char *template_path; /* a .jinja file instead of the model's template; NULL: the model's */
+    const char *name;          /* the API name; NULL: the file name without .gguf */
+    uint32_t n_ctx;            /* 0: the model's training context, at most 4096 */
+    int n_threads;
+    int vocab_only;            /* tokenizer only (tests, fuzzing) */
+} srv_model_params;
+
+/* Open everything; on failure *err gets a one-line message (caller frees). */
+pocketllm_status srv_model_open(const srv_model_params *p, srv_model *out, char **err);
+void srv_model_close(srv_model *m);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * srv_request.h -- an OpenAI request as the engine will run it.  The
+ * handler turns the raw body bytes into this without any network: parse
+ * the JSON, check every field (type, range, what the engine can honour),
+ * render the chat template, tokenize, check the context.  Anything wrong
+ * gives an srv_error with the HTTP status and a message naming the field.
+ *
+ * Field by field, what is honoured and what is refused is listed in
+ * SRV_FIELDS_HELP (shown by `pocketllm serve --help`).
+ */
+#ifndef PL_SRV_REQUEST_H
+#define PL_SRV_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pocketllm.h"
+#include "srv_model.h"
+
+typedef enum srv_kind { SRV_CHAT, SRV_COMPLETION } srv_kind;
+
+#define SRV_MAX_CHOICES 16    /* prompts x n */
+#define SRV_MAX_STOPS 16
+#define SRV_MAX_STOP_LEN 256
+#define SRV_MAX_TOP_LOGPROBS 20
+#define SRV_MAX_LOGIT_BIAS 1024
+
+typedef struct srv_error {
+    int http;          /* 400, 401, 404, 405, 413, 500, 503 */
+    const char *type;  /* OpenAI error type: "invalid_request_error", ... */
+    char param[64];    /* the offending field, "" for none */
+    char message[512];
+} srv_error;
+
+/* Fill an error (message printf-style); returns false, for `return srv_fail(...)`. */
+bool srv_fail(srv_error *e, int http, const char *param, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+typedef struct srv_prompt {
+    int32_t *ids;
+    size_t n;
+    char *text;        /* the prompt as text (echo, the reasoning split); "" for id prompts */
+    size_t text_len;
+} srv_prompt;
+
+typedef struct srv_request {
+    srv_kind kind;
+    bool stream, include_usage;
+    uint32_t n;                    /* choices per prompt */
+    int64_t max_tokens;            /* -1: until the context is full */
+    pocketllm_sampler_params sp;   /* penalty_last_n -1: over the whole completion */
+    bool seed_given;
+    char **stop;                   /* n_stop strings, valid UTF-8, 1..SRV_MAX_STOP_LEN bytes */
+    size_t n_stop;
+    bool logprobs;                 /* return the chosen tokens' log-probabilities */
+    int top_logprobs;              /* ... and this many alternatives */
+    bool echo;                     /* completions: the prompt text before the completion */
+    int32_t *bias_id;              /* logit_bias */
+    float *bias;
+    size_t n_bias;
+    srv_prompt *prompts;
+    size_t n_prompts;
+} srv_request;
+
+typedef struct srv_limits {
+    uint32_t n_ctx;                /* positions one sequence may fill */
+} srv_limits;
+
+/* Parse, validate and prepare a request body for `kind`.  On success the
+ * request owns its memory (srv_request_free); on failure nothing is left
+ * allocated and e says why. */
+bool srv_request_parse(const srv_model *m, srv_kind kind, const char *body, size_t len, srv_request *out,
+                       srv_error *e);
+void srv_request_free(srv_request *r);
+
+/* The text `pocketllm serve --help` shows about the endpoints and the
+ * request fields: what is honoured, what is accepted because it asks for
+ * nothing, what is refused. */
+#define SRV_FIELDS_HELP                                                                                       \
+    "Endpoints: GET /health (no key needed), GET /v1/models, GET /v1/models/ID,\n"                            \
+    "POST /v1/chat/completions, POST /v1/completions.  Errors come as OpenAI-style JSON\n"                    \
+    "({\"error\":{\"message\",\"type\",\"param\",\"code\"}}): 400 for a bad request (the message names\n"   \
+    "the field), 401 without the key, 404, 405, 413 for a body over --max-body, 503 when the queue\n"       \
+    "is full, 500 when the engine fails.\n\n"                                                                \
+    "Request fields; any other field is refused with a 400 that names it:\n"                                 \
+    "  model                  any string: the one model served answers, and responses name it\n"             \
+    "  messages               (chat) roles system, developer (read as system), user, assistant, tool;\n"    \
+    "                         content a string, null, or text parts (joined with newlines; image or\n"      \
+    "                         audio parts are refused); name, tool_call_id, tool_calls (of earlier\n"       \
+    "                         turns) and reasoning_content go to the chat template\n"                       \
+    "  prompt                 (completions) a string, a list of strings, a list of token ids, or a\n"       \
+    "                         list of such lists; prompts x n at most 16\n"                                  \
+    "  stream                 server-sent events, ending with \"data: [DONE]\"\n"                             \
+    "  stream_options         {\"include_usage\": true} adds a last chunk with the token counts\n"           \
+    "  max_tokens, max_completion_tokens   1..16777216 (default: until the context is full); a\n"        \
+    "                         prompt plus max_tokens longer than --ctx is refused\n"                        \
+    "  temperature            0..2 (default 1; 0 is greedy: the most likely token every time)\n"          \
+    "  top_p                  0..1 (default 1 = off)\n"                                                      \
+    "  top_k, min_p           llama.cpp's extensions: 0.. and 0..1 (default off)\n"                        \
+    "  repeat_penalty         llama.cpp's extension, 0.01..100 (default 1 = off)\n"                         \
+    "  presence_penalty, frequency_penalty   -2..2, over the completion's own tokens\n"                     \
+    "  seed                   an integer (|seed| <= 2^53); choice k of a prompt samples with seed + k\n"   \
+    "  stop                   a string or a list of up to 16, each 1..256 bytes: generation ends\n"       \
+    "                         before one, and no part of it is ever sent, streamed or not\n"               \
+    "  n                      1..16 choices, each its own sequence\n"                                         \
+    "  logprobs, top_logprobs chat: true and 0..20; completions: logprobs 0..20 -- log-probabilities\n"    \
+    "                         of the model's distribution (with logit_bias, before the sampling steps)\n"  \
+    "  logit_bias             {\"TOKEN_ID\": -100..100, ...} (at most 1024) added to the logits\n"           \
+    "  echo                   (completions) the prompt before the completion (not with logprobs)\n"         \
+    "  best_of                (completions) only equal to n: every choice is returned\n"                    \
+    "  chat_template_kwargs   (chat) more template variables, e.g. {\"enable_thinking\": false}\n"          \
+    "  user                   accepted; it changes nothing\n"                                                \
+    "  tools [], tool_choice \"none\"/\"auto\", parallel_tool_calls, response_format {\"type\":\"text\"},\n" \
+    "  service_tier \"auto\"/\"default\", modalities [\"text\"], store false, suffix \"\"\n"                    \
+    "                         accepted: with these values they ask for nothing else\n"                       \
+    "  refused (400): tools or functions that are not empty, any other tool_choice or function_call,\n"  \
+    "  other response_format types (JSON mode, schemas), store true, metadata, reasoning_effort, audio,\n" \
+    "  prediction, web_search_options, verbosity, prompt_cache_key, safety_identifier,\n"                   \
+    "  stream_options.include_obfuscation true, suffix text, echo with logprobs.\n"                          \
+    "A reply's <think>...</think> block (Qwen3 and kin) comes back as reasoning_content, streamed\n"        \
+    "or not; the rest as content.  usage counts the prompt tokens once per prompt and every\n"             \
+    "generated token (the end-of-generation token included).\n"
+
+#endif

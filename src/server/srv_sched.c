@@ -1,0 +1,552 @@
+/*
+ * srv_sched.c -- the continuous-batching scheduler of srv_sched.h.
+ *
+ * One thread owns the engine.  Each step it drops cancelled jobs, moves
+ * queued jobs into free sequences (first come, first served), builds one
+ * batch -- the next token of every decoding job first, then prompt chunks
+ * of prefilling jobs up to n_batch tokens -- and evaluates it in one
+ * forward pass.  Every job whose last token asked for logits then samples,
+ * detokenizes, applies its stop strings, and hands its output to its task
+ * under the lock.  Per-sequence results do not depend on what else is in
+ * the batch (the engine's rows are computed independently), so a greedy
+ * answer is the same alone or beside others.
+ */
+#include "srv_sched.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "srv_engine.h"
+#include "srv_logprobs.h"
+#include "srv_stop.h"
+
+struct srv_task {
+    srv_request req;
+    size_t n_choices;
+    srv_update pending;      /* output not yet polled (under the lock) */
+    uint32_t n_done;         /* choices finished */
+    uint32_t jobs_alive;     /* jobs the scheduler still holds */
+    uint32_t jobs_queued;    /* jobs not yet given a sequence */
+    bool cancelled, released, news;
+    pthread_cond_t cond;
+};
+
+typedef struct job {
+    srv_task *t;
+    size_t choice;
+    const srv_prompt *prompt;
+    uint32_t slot;
+    pocketllm_sampler *smp;
+    pocketllm_detokenizer *detok;
+    srv_stop stop;
+    size_t n_fed;            /* prompt tokens evaluated */
+    int32_t next_id;         /* sampled, to be evaluated next step */
+    bool has_next;
+    uint32_t n_gen;
+    int64_t max_gen;
+    srv_choice_update stage; /* output of this step, moved to the task under the lock */
+    bool finished, failed;
+    struct job *next;        /* queue link */
+} job;
+
+struct srv_sched {
+    const srv_model *m;
+    srv_sched_params p;
+    srv_engine *eng;
+    pthread_t thread;
+    bool thread_started, stopping;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    job *q_head, *q_tail;
+    uint32_t queued_tasks;
+    job **slots;             /* parallel entries, NULL = free */
+    uint32_t n_active;
+    srv_tok *batch;          /* n_batch + parallel tokens */
+    job **batch_job;
+    float *biased;           /* logits with logit_bias applied */
+    uint64_t seed_state;
+};
+
+/* ---- updates ----------------------------------------------------------------- */
+
+void srv_update_init(srv_update *u, size_t n_choices) {
+    memset(u, 0, sizeof *u);
+    u->c = calloc(n_choices ? n_choices : 1, sizeof *u->c);
+    u->n_choices = u->c ? n_choices : 0;
+}
+
+void srv_update_clear(srv_update *u) {
+    for (size_t i = 0; i < u->n_choices; i++) {
+        srv_buf_clear(&u->c[i].text);
+        u->c[i].n_lp = 0;
+    }
+}
+
+void srv_update_free(srv_update *u) {
+    for (size_t i = 0; i < u->n_choices; i++) {
+        srv_buf_free(&u->c[i].text);
+        free(u->c[i].lp);
+    }
+    free(u->c);
+    memset(u, 0, sizeof *u);
+}
+
+/* Move src's text and tokens to the end of dst. */
+static void move_choice(srv_choice_update *dst, srv_choice_update *src) {
+    if (src->text.n) srv_buf_add(&dst->text, src->text.p, src->text.n);
+    srv_buf_clear(&src->text);
+    if (src->n_lp) {
+        if (dst->n_lp + src->n_lp > dst->cap_lp) {
+            size_t cap = dst->cap_lp ? dst->cap_lp : 16;
+            while (cap < dst->n_lp + src->n_lp) cap *= 2;
+            srv_logprob *lp = realloc(dst->lp, cap * sizeof *lp);
+            if (lp) {
+                dst->lp = lp;
+                dst->cap_lp = cap;
+            }
+        }
+        if (dst->n_lp + src->n_lp <= dst->cap_lp) {
+            memcpy(dst->lp + dst->n_lp, src->lp, src->n_lp * sizeof *src->lp);
+            dst->n_lp += src->n_lp;
+        }
+        src->n_lp = 0;
+    }
+    if (src->finished) {
+        dst->finished = true;
+        dst->finish = src->finish;
+    }
+    dst->n_gen = src->n_gen;
+}
+
+/* ---- tasks and jobs ---------------------------------------------------------- */
+
+static void task_free(srv_task *t) {
+    srv_request_free(&t->req);
+    srv_update_free(&t->pending);
+    pthread_cond_destroy(&t->cond);
+    free(t);
+}
+
+/* Free t when neither the connection nor a job holds it (lock held). */
+static void task_maybe_free(srv_task *t) {
+    if (t->released && t->jobs_alive == 0) task_free(t);
+}
+
+static void job_free(srv_sched *s, job *j) {
+    pocketllm_sampler_free(j->smp);
+    pocketllm_detokenizer_free(j->detok);
+    srv_stop_free(&j->stop);
+    srv_buf_free(&j->stage.text);
+    free(j->stage.lp);
+    srv_task *t = j->t;
+    t->jobs_alive--;
+    free(j);
+    task_maybe_free(t);
+    (void)s;
+}
+
+static uint64_t splitmix(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Give a queued job sequence `slot` (lock held). */
+static bool job_start(srv_sched *s, job *j, uint32_t slot) {
+    const srv_request *r = &j->t->req;
+    pocketllm_sampler_params sp = r->sp;
+    /* choice k of a prompt draws with seed + k: each prompt's choices are
+     * what they would be if it came alone */
+    const uint64_t k = j->choice % r->n;
+    sp.seed = r->seed_given ? r->sp.seed + k : splitmix(&s->seed_state);
+    if (pocketllm_sampler_new(&sp, &j->smp) || pocketllm_detokenizer_new(s->m->model, 0, &j->detok)) return false;
+    srv_stop_init(&j->stop, r->stop, r->n_stop);
+    j->slot = slot;
+    const int64_t room = (int64_t)s->m->n_ctx - (int64_t)j->prompt->n;
+    j->max_gen = r->max_tokens > 0 && r->max_tokens < room ? r->max_tokens : room;
+    srv_engine_clear(s->eng, slot);
+    return true;
+}
+
+/* ---- the step ---------------------------------------------------------------- */
+
+static void stage_finish(job *j, const char *why) {
+    j->finished = true;
+    j->stage.finished = true;
+    j->stage.finish = why;
+}
+
+/* Release the detokenizer's and the stop filter's held text. */
+static void flush_text(job *j) {
+    char buf[64];
+    size_t len = 0;
+    if (pocketllm_detokenizer_flush(j->detok, buf, sizeof buf, &len) == POCKETLLM_OK && len)
+        srv_stop_push(&j->stop, buf, len, &j->stage.text);
+    srv_stop_flush(&j->stop, &j->stage.text);
+}
+
+static bool push_piece(job *j, int32_t id) {
+    char small[256];
+    size_t len = 0;
+    pocketllm_status st = pocketllm_detokenizer_push(j->detok, id, small, sizeof small, &len);
+    if (st == POCKETLLM_ERR_INVALID_ARGUMENT && len > sizeof small) {
+        char *big = malloc(len);
+        if (!big) return false;
+        st = pocketllm_detokenizer_push(j->detok, id, big, len, &len);
+        if (!st) srv_stop_push(&j->stop, big, len, &j->stage.text);
+        free(big);
+        return st == POCKETLLM_OK;
+    }
+    if (st) return false;
+    srv_stop_push(&j->stop, small, len, &j->stage.text);
+    return true;
+}
+
+/* One new token for j from the logits of its last evaluated token. */
+static void job_sample(srv_sched *s, job *j, const float *logits) {
+    const srv_request *r = &j->t->req;
+    const int32_t n_vocab = srv_engine_n_vocab(s->eng);
+    if (r->n_bias) {
+        memcpy(s->biased, logits, (size_t)n_vocab * sizeof *logits);
+        for (size_t i = 0; i < r->n_bias; i++) s->biased[r->bias_id[i]] += r->bias[i];
+        logits = s->biased;
+    }
+    int32_t id;
+    if (pocketllm_sampler_sample(j->smp, logits, n_vocab, &id)) {
+        j->failed = true;
+        return;
+    }
+    j->n_gen++;
+    j->stage.n_gen = j->n_gen;
+    if (pocketllm_token_is_eog(s->m->model, id)) {
+        flush_text(j);
+        stage_finish(j, "stop");
+        return;
+    }
+    if (r->logprobs) {
+        srv_choice_update *st = &j->stage;
+        if (st->n_lp == st->cap_lp) {
+            size_t cap = st->cap_lp ? st->cap_lp * 2 : 4;
+            srv_logprob *lp = realloc(st->lp, cap * sizeof *lp);
+            if (lp) st->lp = lp, st->cap_lp = cap;
+        }
+        if (st->n_lp < st->cap_lp) srv_logprobs_compute(logits, n_vocab, id, r->top_logprobs, &st->lp[st->n_lp++]);
+    }
+    if (!push_piece(j, id)) {
+        j->failed = true;
+        return;
+    }
+    if (j->stop.matched) {
+        stage_finish(j, "stop");
+        return;
+    }
+    if ((int64_t)j->n_gen >= j->max_gen) {
+        flush_text(j);
+        stage_finish(j, "length");
+        return;
+    }
+    pocketllm_sampler_accept(j->smp, id);
+    j->next_id = id;
+    j->has_next = true;
+}
+
+/* Fill the batch: decoding jobs' next tokens, then prompt chunks. */
+static size_t build_batch(srv_sched *s) {
+    size_t n = 0;
+    const size_t budget = s->p.n_batch;
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (!j || !j->has_next) continue;
+        s->batch[n] = (srv_tok){j->next_id, j->slot, true};
+        s->batch_job[n++] = j;
+        j->has_next = false;
+    }
+    for (uint32_t i = 0; i < s->p.parallel && n < budget; i++) {
+        job *j = s->slots[i];
+        if (!j || j->n_fed >= j->prompt->n) continue;
+        size_t k = j->prompt->n - j->n_fed;
+        if (k > budget - n) k = budget - n;
+        for (size_t t = 0; t < k; t++) {
+            const bool last = j->n_fed + t + 1 == j->prompt->n;
+            s->batch[n] = (srv_tok){j->prompt->ids[j->n_fed + t], j->slot, last};
+            s->batch_job[n++] = last ? j : NULL;
+        }
+        j->n_fed += k;
+    }
+    return n;
+}
+
+/* Drop cancelled jobs, queued or running (lock held). */
+static void sweep(srv_sched *s) {
+    job **pp = &s->q_head, *prev = NULL;
+    while (*pp) {
+        job *j = *pp;
+        if (j->t->cancelled || s->stopping) {
+            *pp = j->next;
+            if (s->q_tail == j) s->q_tail = prev;
+            if (--j->t->jobs_queued == 0) s->queued_tasks--;
+            job_free(s, j);
+        } else {
+            prev = j;
+            pp = &j->next;
+        }
+    }
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (j && (j->t->cancelled || s->stopping)) {
+            s->slots[i] = NULL;
+            s->n_active--;
+            job_free(s, j);
+        }
+    }
+}
+
+/* Move queued jobs into free sequences (lock held). */
+static void admit(srv_sched *s) {
+    for (uint32_t i = 0; i < s->p.parallel && s->q_head; i++) {
+        if (s->slots[i]) continue;
+        job *j = s->q_head;
+        s->q_head = j->next;
+        if (!s->q_head) s->q_tail = NULL;
+        j->next = NULL;
+        if (--j->t->jobs_queued == 0) s->queued_tasks--;
+        j->t->pending.started = true;
+        j->t->news = true;
+        pthread_cond_broadcast(&j->t->cond);
+        if (!job_start(s, j, i)) {
+            j->failed = true;
+            j->t->pending.failed = true;
+            snprintf(j->t->pending.error, sizeof j->t->pending.error, "cannot start a sequence: %s", pocketllm_last_error());
+            job_free(s, j);
+            continue;
+        }
+        s->slots[i] = j;
+        s->n_active++;
+    }
+}
+
+/* Hand each job's staged output to its task; retire finished jobs (lock held). */
+static void deliver(srv_sched *s, const char *fail_msg) {
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (!j) continue;
+        srv_task *t = j->t;
+        if (j->failed || fail_msg) {
+            t->pending.failed = true;
+            snprintf(t->pending.error, sizeof t->pending.error, "%s", fail_msg ? fail_msg : "generation failed");
+        } else if (j->stage.text.n || j->stage.n_lp || j->stage.finished) {
+            move_choice(&t->pending.c[j->choice], &j->stage);
+            if (j->finished && ++t->n_done == t->n_choices) t->pending.done = true;
+        } else {
+            continue;
+        }
+        t->news = true;
+        pthread_cond_broadcast(&t->cond);
+        if (j->finished || j->failed || fail_msg) {
+            s->slots[i] = NULL;
+            s->n_active--;
+            job_free(s, j);
+        }
+    }
+}
+
+static void *sched_main(void *arg) {
+    srv_sched *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        sweep(s);
+        if (s->stopping) break;
+        admit(s);
+        if (s->n_active == 0) {
+            pthread_cond_wait(&s->wake, &s->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&s->mu);
+
+        const size_t n = build_batch(s);
+        const char *fail = NULL;
+        char msg[256];
+        if (n) {
+            pocketllm_status st = srv_engine_eval(s->eng, s->batch, n);
+            if (st) {
+                snprintf(msg, sizeof msg, "the forward pass failed: %s", pocketllm_last_error());
+                fail = msg;
+            } else {
+                for (size_t i = 0; i < n; i++)
+                    if (s->batch_job[i]) job_sample(s, s->batch_job[i], srv_engine_logits(s->eng, i));
+            }
+        }
+        pthread_mutex_lock(&s->mu);
+        deliver(s, fail);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- the public side ------------------------------------------------------------ */
+
+pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, srv_sched **out, char **err) {
+    *out = NULL;
+    *err = NULL;
+    srv_sched *s = calloc(1, sizeof *s);
+    if (!s) return POCKETLLM_ERR_NO_MEMORY;
+    s->m = m;
+    s->p = *p;
+    if (s->p.parallel < 1) s->p.parallel = 1;
+    if (s->p.n_batch < 1) s->p.n_batch = 256;
+    s->seed_state = (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)s << 16);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    pocketllm_status st =
+        srv_engine_new(m->model, s->p.parallel, m->n_ctx, s->p.n_batch + s->p.parallel, p->kv_type, p->n_threads, &s->eng);
+    if (st) {
+        char tmp[400];
+        snprintf(tmp, sizeof tmp, "cannot make the sessions: %s", pocketllm_last_error());
+        *err = strdup(tmp);
+        srv_sched_free(s);
+        return st;
+    }
+    const size_t cap = (size_t)s->p.n_batch + s->p.parallel;
+    s->slots = calloc(s->p.parallel, sizeof *s->slots);
+    s->batch = calloc(cap, sizeof *s->batch);
+    s->batch_job = calloc(cap, sizeof *s->batch_job);
+    s->biased = malloc((size_t)srv_engine_n_vocab(s->eng) * sizeof *s->biased);
+    if (!s->slots || !s->batch || !s->batch_job || !s->biased || pthread_create(&s->thread, NULL, sched_main, s) != 0) {
+        *err = strdup("out of memory");
+        srv_sched_free(s);
+        return POCKETLLM_ERR_NO_MEMORY;
+    }
+    s->thread_started = true;
+    *out = s;
+    return POCKETLLM_OK;
+}
+
+void srv_sched_free(srv_sched *s) {
+    if (!s) return;
+    if (s->thread_started) {
+        pthread_mutex_lock(&s->mu);
+        s->stopping = true;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    srv_engine_free(s->eng);
+    free(s->slots);
+    free(s->batch);
+    free(s->batch_job);
+    free(s->biased);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
+    const size_t n_choices = req->n_prompts * req->n;
+    srv_task *t = calloc(1, sizeof *t);
+    job **jobs = calloc(n_choices ? n_choices : 1, sizeof *jobs);
+    bool ok = t && jobs;
+    if (ok) {
+        srv_update_init(&t->pending, n_choices);
+        ok = t->pending.n_choices == n_choices;
+    }
+    for (size_t i = 0; ok && i < n_choices; i++) ok = (jobs[i] = calloc(1, sizeof **jobs)) != NULL;
+    if (!ok) {
+        if (jobs)
+            for (size_t i = 0; i < n_choices; i++) free(jobs[i]);
+        free(jobs);
+        if (t) srv_update_free(&t->pending);
+        free(t);
+        srv_fail(e, 500, NULL, "out of memory");
+        return NULL;
+    }
+    pthread_cond_init(&t->cond, NULL);
+    t->req = *req;
+    memset(req, 0, sizeof *req);
+    t->n_choices = n_choices;
+    for (size_t i = 0; i < n_choices; i++) {
+        jobs[i]->t = t;
+        jobs[i]->choice = i;
+        jobs[i]->prompt = &t->req.prompts[i / t->req.n];
+    }
+    pthread_mutex_lock(&s->mu);
+    uint32_t free_slots = s->p.parallel - s->n_active;
+    bool must_wait = s->q_head || free_slots < n_choices;
+    if (must_wait && s->queued_tasks >= s->p.queue) {
+        pthread_mutex_unlock(&s->mu);
+        *req = t->req; /* give the request back to the caller */
+        for (size_t i = 0; i < n_choices; i++) free(jobs[i]);
+        free(jobs);
+        srv_update_free(&t->pending);
+        pthread_cond_destroy(&t->cond);
+        free(t);
+        srv_fail(e, 503, NULL, "the server is busy: %u requests are running and %u waiting (the most it queues); retry later",
+                 s->n_active, s->p.queue);
+        return NULL;
+    }
+    for (size_t i = 0; i < n_choices; i++) {
+        if (s->q_tail) s->q_tail->next = jobs[i];
+        else s->q_head = jobs[i];
+        s->q_tail = jobs[i];
+    }
+    t->jobs_alive = (uint32_t)n_choices;
+    t->jobs_queued = (uint32_t)n_choices;
+    s->queued_tasks++;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+    free(jobs);
+    return t;
+}
+
+const srv_request *srv_task_request(const srv_task *t) { return &t->req; }
+
+bool srv_sched_poll(srv_sched *s, srv_task *t, int timeout_ms, srv_update *u) {
+    pthread_mutex_lock(&s->mu);
+    if (!t->news && timeout_ms > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += timeout_ms / 1000;
+        ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        while (!t->news && pthread_cond_timedwait(&t->cond, &s->mu, &ts) == 0) {
+        }
+    }
+    bool news = t->news;
+    if (news) {
+        for (size_t i = 0; i < t->n_choices && i < u->n_choices; i++) move_choice(&u->c[i], &t->pending.c[i]);
+        u->done = t->pending.done;
+        u->failed = t->pending.failed;
+        u->started = t->pending.started;
+        memcpy(u->error, t->pending.error, sizeof u->error);
+        t->news = false;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return news;
+}
+
+void srv_sched_release(srv_sched *s, srv_task *t) {
+    if (!t) return;
+    pthread_mutex_lock(&s->mu);
+    t->released = true;
+    if (!t->pending.done) {
+        t->cancelled = true;
+        pthread_cond_signal(&s->wake);
+    }
+    task_maybe_free(t);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void srv_sched_stats_get(srv_sched *s, srv_sched_stats *st) {
+    pthread_mutex_lock(&s->mu);
+    st->active = s->n_active;
+    st->queued = s->queued_tasks;
+    st->parallel = s->p.parallel;
+    st->queue_cap = s->p.queue;
+    pthread_mutex_unlock(&s->mu);
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Seeds for fuzz_server_request: the first byte picks the endpoint ('c':
+# chat, 'p': completions -- only its lowest bit counts), the rest is a body.
+set -euo pipefail
+out=$1
+i=0
+seed() { i=$((i + 1)); printf '%s%s' "$1" "$2" >"$out/seed_$i"; }
+seed c '{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"max_tokens":8}'
+seed c '{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"stream":true,"stream_options":{"include_usage":true}}'
+seed c '{"messages":[{"role":"developer","content":"x"},{"role":"user","content":"y"},{"role":"assistant","content":"z","reasoning_content":"r"},{"role":"user","content":"w"}],"chat_template_kwargs":{"enable_thinking":false},"stop":["</think>","\n\n"],"n":3,"seed":7,"temperature":0.5,"top_p":0.9,"top_k":40,"min_p":0.05}'
+seed c '{"messages":[{"role":"user","content":"<think>a</think>b"}],"logprobs":true,"top_logprobs":5,"logit_bias":{"1":-100,"65":5.5},"presence_penalty":1.5,"frequency_penalty":-1}'
+seed c '{"messages":[{"role":"user","content":"x"}],"max_tokens":-1}'
+seed c '{"messages":[{"role":"user","content":"x"}],"n":1000000}'
+seed c '{"messages":[{"role":"user","content":"x"}],"logit_bias":{"-1":1}}'
+seed c '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}'
+seed c '{"messages":[{"role":"user","content":{"nested":[1,2,{"a":null}]}}],"max_tokens":1.5}'
+seed c '{"messages":[]}'
+seed c '[1,2,3]'
+seed c '{"messages":[{"role":"user","content":"\u00e9\ud83d\ude00\u0000x"}]}'
+seed p '{"prompt":"Once upon a time","max_tokens":16,"echo":true,"stop":"time"}'
+seed p '{"prompt":["a","b"],"n":2,"logprobs":3}'
+seed p '{"prompt":[1,2,3,4],"best_of":1}'
+seed p '{"prompt":[[1,2],[3,4,5]],"suffix":""}'
+seed p '{"prompt":[[1,2],"x"]}'
+seed p '{"prompt":"x","max_tokens":100000}'
+long=$(head -c 3000 /dev/zero | tr '\0' 'a')
+seed p "{\"prompt\":\"$long\"}"
