@@ -53,6 +53,22 @@ static void scope_set(pl_jx *x, pl_jscope *s, const char *name, pl_jv v) {
     s->n++;
 }
 
+/* Bind the names jinja2 starts undefined in a frame (jinja_symbols.c). */
+static void bind_undef(pl_jx *x, pl_jscope *s, const char *const *names, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        pl_jv u = {.kind = JV_UNDEF, .aux = 1};
+        u.v.name = names[i];
+        scope_set(x, s, names[i], u);
+    }
+}
+
+/* A new scope for a frame node, its undefined names bound. */
+static pl_jscope *frame_scope(pl_jx *x, pl_jscope *parent, const pl_jnode *n) {
+    pl_jscope *s = scope_new(x, parent);
+    bind_undef(x, s, n->undef, n->nundef);
+    return s;
+}
+
 static bool scope_lookup(const pl_jscope *s, const char *name, pl_jv *out) {
     for (; s; s = s->parent) {
         for (uint32_t i = 0; i < s->n; i++)
@@ -218,7 +234,7 @@ pl_jv pl_jx_getitem(pl_jx *x, pl_jv obj, pl_jv key) {
     /* a failed subscript with a string falls back to the attribute */
     if (key.kind == JV_STR) {
         pl_jv v = pl_jx_getattr(x, obj, key.v.s->s);
-        if (v.kind != JV_UNDEF || (v.v.u && strstr(v.v.u->msg, "unsafe"))) return v;
+        if (v.kind != JV_UNDEF || (v.aux == 0 && v.v.u && strstr(v.v.u->msg, "unsafe"))) return v;
     }
     return pl_jv_undef_attr(x, obj, key, true);
 }
@@ -559,7 +575,7 @@ static pl_jv call_macro(pl_jx *x, pl_jv mv, pl_jargs *a) {
     const pl_jnode *m = mv.v.m->node;
     if (x->depth >= x->lim.max_depth)
         pl_jx_raise(x, POCKETLLM_ERR_UNSUPPORTED, "macro calls nested more than %u deep (limit)", x->lim.max_depth);
-    pl_jscope *s = scope_new(x, mv.v.m->closure);
+    pl_jscope *s = frame_scope(x, mv.v.m->closure, m);
     size_t np = m->kids.n, nd = m->else_kids.n;
     bool catch_varargs = m->flag & 1, catch_kwargs = m->flag & 2;
     bool *used = a->nkw ? pl_jx_alloc_array(x, a->nkw, sizeof *used) : NULL;
@@ -872,7 +888,12 @@ static void exec_for(pl_jx *x, const pl_jnode *n) {
         cnt = k;
     }
     if (cnt == 0) {
+        /* the else block is a frame of its own */
+        pl_jscope *es = scope_new(x, outer);
+        bind_undef(x, es, n->undef2, n->nundef2);
+        x->scope = es;
         exec_body(x, &n->else_kids);
+        x->scope = outer;
         return;
     }
     lp->n = cnt;
@@ -891,6 +912,7 @@ static void exec_for(pl_jx *x, const pl_jnode *n) {
         if (fetched < i + 1) fetched = i + 1;
         if (fresh || !s) s = scope_new(x, outer);
         else s->n = 0;
+        bind_undef(x, s, n->undef, n->nundef);
         scope_set(x, s, "loop", loopv);
         assign(x, s, n->target, pl_jloop_item(lp, i));
         x->scope = s;
@@ -945,7 +967,7 @@ static void exec_node(pl_jx *x, const pl_jnode *n) {
         break;
     }
     case JN_SET_BLOCK: {
-        pl_jv v = render_block(x, &n->kids, scope_new(x, x->scope));
+        pl_jv v = render_block(x, &n->kids, frame_scope(x, x->scope, n));
         if (n->b) v = apply_filter(x, n->b, v);
         x->at = n;
         if (n->target->kind == JN_GETATTR) {
@@ -974,7 +996,7 @@ static void exec_node(pl_jx *x, const pl_jnode *n) {
         x->loop_ctl = CTL_CONTINUE;
         break;
     case JN_FILTER_BLOCK: {
-        pl_jv v = render_block(x, &n->kids, scope_new(x, x->scope));
+        pl_jv v = render_block(x, &n->kids, frame_scope(x, x->scope, n));
         v = apply_filter(x, n->b, v);
         pl_jbuf b = {0};
         pl_jv_write_str(x, &b, v);
@@ -982,12 +1004,12 @@ static void exec_node(pl_jx *x, const pl_jnode *n) {
         break;
     }
     case JN_SCOPE: {
-        pl_jv v = render_block(x, &n->kids, scope_new(x, x->scope));
+        pl_jv v = render_block(x, &n->kids, frame_scope(x, x->scope, n));
         write_out(x, v.v.s->s, v.v.s->len);
         break;
     }
     case JN_WITH: {
-        pl_jscope *s = scope_new(x, x->scope);
+        pl_jscope *s = frame_scope(x, x->scope, n);
         for (uint32_t i = 0; i < n->else_kids.n; i++) assign(x, s, n->else_kids.v[i], pl_jx_eval(x, n->b->kids.v[i]));
         pl_jscope *outer = x->scope;
         x->scope = s;
@@ -1022,6 +1044,7 @@ pocketllm_status pl_jinja_render(pl_jinja_ctx *x, const pl_jinja_template *t, ch
         x->top = &top;
         x->out = &top;
         x->scope = scope_new(x, globals(x));
+        bind_undef(x, x->scope, t->undef, t->nundef);
         x->loop_ctl = CTL_NONE;
         exec_body(x, &t->body);
         char *s = malloc(top.len + 1);

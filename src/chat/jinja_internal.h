@@ -72,7 +72,8 @@ typedef struct pl_jv {
         pl_jstr *s;
         pl_jlist *l;   /* LIST, TUPLE, GEN */
         pl_jdict *d;   /* DICT, NS, VIEW */
-        pl_jundef *u;  /* UNDEF (NULL: a plain missing name) */
+        pl_jundef *u;  /* UNDEF with aux 0 (NULL: no message) */
+        const char *name; /* UNDEF with aux 1: the name that is undefined */
         pl_jmacro *m;
         pl_jmethod *mt;
         pl_jloop *lp;
@@ -154,7 +155,7 @@ typedef enum pl_jn_kind {
     JN_WITH      /* targets = values (kids of b), body kids */
 } pl_jn_kind;
 
-enum { UNKNOWN_NAME = 1, UNKNOWN_SOFT = 2, FOR_DEFINES_MACRO = 1 };
+enum { UNKNOWN_NAME = 1, UNKNOWN_SOFT = 2, FOR_DEFINES_MACRO = 1, IF_IS_ELIF = 1 };
 
 typedef enum pl_jop {
     JOP_ADD, JOP_SUB, JOP_MUL, JOP_DIV, JOP_FLOORDIV, JOP_MOD, JOP_POW,
@@ -173,7 +174,7 @@ struct pl_jnode {
     uint8_t op;         /* BINOP: pl_jop */
     uint8_t flag;       /* FILTER/TEST: UNKNOWN_* (a name jinja2 does not know either);
                            MACRO: bit0 catches varargs, bit1 catches kwargs;
-                           FOR: FOR_DEFINES_MACRO */
+                           FOR: FOR_DEFINES_MACRO; IF: IF_IS_ELIF */
     uint32_t line, col;
     const char *name;   /* NAME/GETATTR/FILTER/TEST/MACRO/SET_NS(ns name) */
     const char *attr;   /* SET_NS attribute */
@@ -184,13 +185,27 @@ struct pl_jnode {
     pl_jnodes else_kids;/* else branch; CALL/FILTER/TEST: keyword values; MACRO: defaults */
     const char **kwnames; /* CALL/FILTER/TEST keyword names (else_kids.n of them) */
     uint8_t *ops;       /* COMPARE: one pl_jop per operand in kids */
+    /* Frames (FOR body, MACRO, SET_BLOCK, FILTER_BLOCK, SCOPE, WITH): the
+     * names jinja2 starts out undefined in the frame -- assigned there
+     * before any read of the frame's own, so a read from a nested frame
+     * that runs first sees Undefined, not an outer value (jinja_symbols.c).
+     * FOR: undef2 is its else block's. */
+    const char **undef, **undef2;
+    uint32_t nundef, nundef2;
 };
 
 /* The parsed template. */
 struct pl_jinja_template {
     pl_arena arena;
     pl_jnodes body;
+    const char **undef; /* the root frame's names that start undefined */
+    uint32_t nundef;
 };
+
+/* jinja2's symbol analysis (jinja_symbols.c): fills the undef lists of the
+ * template and its frames.  Allocates from the template's arena; false on
+ * allocation failure. */
+bool pl_jsym_analyze(pl_jinja_template *t);
 
 /* ------------------------------------------------------------------ */
 /* Render context                                                      */
@@ -308,8 +323,6 @@ static inline pl_jv pl_jv_float(double f) {
     v.v.f = f;
     return v;
 }
-static inline bool pl_jv_is_str(pl_jv v) { return v.kind == JV_STR; }
-static inline bool pl_jv_is_seq(pl_jv v) { return v.kind == JV_LIST || v.kind == JV_TUPLE; }
 static inline bool pl_jv_is_num(pl_jv v) {
     return v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL;
 }
@@ -410,15 +423,17 @@ pl_jv pl_jstr_case(pl_jx *x, pl_jv s, int mode);
 /* Builtins: filters, tests, methods, globals                          */
 /* ------------------------------------------------------------------ */
 
-/* Ids; -1 when the name is not implemented. */
+/* Ids of the builtin filters and tests; -1 when this interpreter has none
+ * by that name. */
 int pl_jfilter_id(const char *name);
 int pl_jtest_id(const char *name);
-/* jinja2 has this filter/test/global but this interpreter does not. */
+/* jinja2 has this filter but this interpreter does not. */
 bool pl_jfilter_known_unsupported(const char *name);
+/* jinja2 has this test (all of its tests are implemented). */
 bool pl_jtest_known(const char *name);
-/* Method ids (JV_METHOD): the attribute `name` of a value of kind k, or -1
- * when Python's type has no such attribute; *unsafe set when the sandbox
- * forbids it (list.append...), *unsupported when this interpreter lacks it. */
+/* Method ids (JV_METHOD): the attribute `name` of self, or -1 when
+ * Python's type has no such method; *unsafe set when HF's sandbox forbids
+ * it (list.append...), *unsupported when this interpreter lacks it. */
 int pl_jmeth_lookup(const pl_jv self, const char *name, bool *unsafe, bool *unsupported);
 /* At parse time: is `name` a method of str/list/dict/... that we cannot call? */
 bool pl_jmeth_unsupported_name(const char *name);
@@ -438,11 +453,13 @@ bool pl_jtest_call(pl_jx *x, int id, const char *name, pl_jv subject, pl_jargs *
 pl_jv pl_jmeth_call(pl_jx *x, pl_jv method, pl_jargs *a);
 
 /* Global functions (JV_FUNC aux). */
-enum { JF_RANGE, JF_DICT, JF_NAMESPACE, JF_RAISE, JF_STRFTIME, JF_COUNT };
+enum { JF_RANGE, JF_DICT, JF_NAMESPACE, JF_RAISE, JF_STRFTIME };
 pl_jv pl_jfunc_call(pl_jx *x, int id, pl_jargs *a);
 
-/* Argument binding for builtins: names[] in order, def[] defaults (UNDEF
- * kind marks "required"); fills out[].  Raises TypeError-style errors. */
+/* Argument binding for builtins, as Python binds a call: positional then
+ * keyword arguments onto names[] (at most 16), into out[] which holds the
+ * defaults beforehand; the first nrequired must be given.  Raises
+ * TypeError-style errors. */
 void pl_jargs_bind(pl_jx *x, const char *fname, pl_jargs *a, size_t nparams, const char *const *names,
                    pl_jv *out, size_t nrequired);
 

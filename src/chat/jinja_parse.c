@@ -816,6 +816,7 @@ static pl_jnode *parse_if(pl_jparse *p, pl_jtok *t) {
         pl_jtok *e = next(p);
         if (!strcmp(e->text, "elif")) {
             pl_jnode *el = mk(p, JN_IF, e);
+            el->flag = IF_IS_ELIF;
             nvec v = {0};
             push(p, &v, el);
             node->else_kids = done(v);
@@ -1042,6 +1043,7 @@ pocketllm_status pl_jinja_parse(const char *src, size_t len, pl_jinja_template *
         t->body = subparse(p, NULL);
         if (cur(p)->type != JT_EOF) SYNTAX(p, cur(p), "unexpected '%s'", describe(cur(p)));
         for (uint32_t i = 0; i < t->body.n; i++) check_unknown(p, t->body.v[i]);
+        if (!pl_jsym_analyze(t)) pl_jparse_fail(p, POCKETLLM_ERR_NO_MEMORY, 1, 1, "out of memory");
     } else {
         st = p->status;
     }

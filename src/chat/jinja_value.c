@@ -82,6 +82,7 @@ pl_jv pl_jv_undef_attr(pl_jx *x, pl_jv obj, pl_jv name, bool as_item) {
 }
 
 _Noreturn void pl_jx_undef_fail(pl_jx *x, pl_jv u) {
+    if (u.aux == 1) pl_jx_fail(x, "'%.200s' is undefined", u.v.name);
     if (u.v.u && u.v.u->msg) pl_jx_fail(x, "%s", u.v.u->msg);
     pl_jx_fail(x, "undefined value");
 }

@@ -358,6 +358,28 @@ CASES = [
     ("{{ (messages | selectattr('role', 'equalto', 'system') | list | length) > 0 }}", {"messages": [{"role": "system"}]}),
     ("{%- set sys = messages[0].content if messages[0].role == 'system' else 'default' -%}{{ sys }}", {"messages": [{"role": "user", "content": "u"}]}),
     ("{{ (x or {}).get('k', 'none') }}|{{ x.get('k') if x is mapping }}|{{ (x|default({}, true)).k | default('dk') }}", {"x": None}),
+    # --- jinja2's compile-time scoping: a name a frame assigns first starts undefined there ---
+    ("{% for i in [1] %}{{ x }}{% endfor %}{% set x = 1 %}{{ x }}", {"x": 9}),
+    ("{{ x }}{% set x = 5 %}{{ x }}|{% for i in [1] %}{{ y }}{% endfor %}{{ y }}{% set y = 1 %}", {"x": 1, "y": 9}),
+    ("{% macro m() %}[{{ x }}]{% endmacro %}{{ m() }}{% set x = 5 %}{{ m() }}", {"x": 1}),
+    ("{% for i in [1] %}{{ x }}{% endfor %}{% if c %}{% set x = 1 %}{% else %}{% set x = 2 %}{% endif %}{{ x }}", {"x": 9, "c": True}),
+    ("{% for i in [1] %}{{ x }}{% endfor %}{% if c %}{% set x = 1 %}{% elif c %}{% set x = 3 %}{% else %}{% set x = 2 %}{% endif %}{{ x }}", {"x": 9, "c": True}),
+    ("{% for i in [1] %}{{ x }}{% endfor %}{% if c %}{% set x = 1 %}{% elif d %}{% set x = 3 %}{% endif %}{{ x }}", {"x": 9, "c": False, "d": True}),
+    ("{% if false %}{% set x = 5 %}{% endif %}{{ x }}|{% for i in [1] %}{{ x }}{% set x = 7 %}{{ x }}{% endfor %}{{ x }}", {"x": 1}),
+    ("{% for i in [1] %}{% for j in [1] %}{{ x }}{% endfor %}{% set x = 3 %}{{ x }}{% endfor %}|{{ x }}", {"x": 9}),
+    ("{% set y = 1 %}{% for i in [1] %}{{ x }}{% endfor %}{% for x in [5] %}{% endfor %}", {"x": 9}),
+    ("{% for i in [1] %}{{ x }}{% endfor %}{% set x, y = 1, 2 %}|{% for i in [1] %}{{ m }}{% endfor %}{% macro m() %}{% endmacro %}", {"x": 9, "m": 3}),
+    ("{% for i in [1] %}{{ x }}{% endfor %}{% set x %}b{% endset %}|{% set y %}{{ z }}{% endset %}{{ y }}{% set z = 3 %}", {"x": 9, "z": 8}),
+    ("{% for i in [] %}{% else %}{% set x = 1 %}{{ x }}{% endfor %}{{ x }}", {"x": 9}),
+    ("{% with %}{{ x }}{% set x = 2 %}{{ x }}{% endwith %}{{ x }}|{% for i in [1] %}{% with %}{{ x }}{% endwith %}{% set x = 4 %}{% endfor %}", {"x": 9}),
+    ("{% for i in [1, 2] %}{% if i == 2 %}{{ x }}{% endif %}{% set x = i %}{% endfor %}|{% for i in [1, 2] %}{{ x }}{% if i == 1 %}{% set x = 7 %}{% endif %}{% endfor %}", {"x": 9}),
+    ("{% set ns = namespace(v=1) %}{% for i in [1] %}{{ ns.v }}{% set ns.v = 2 %}{% endfor %}{{ ns.v }}", {}),
+    ("{% macro m() %}{{ x }}{% set x = 2 %}{{ x }}{% endmacro %}{{ m() }}|{% macro n() %}{% set q = 1 %}{{ q }}{% endmacro %}{{ n() }}{{ q }}", {"x": 9, "q": 5}),
+    ("{% macro outer() %}{% macro inner() %}{{ v }}{% endmacro %}{{ inner() }}{% set v = 2 %}{{ inner() }}{% endmacro %}{{ outer() }}", {"v": 9}),
+    ("{% filter upper %}{{ x }}{% set x = 'b' %}{{ x }}{% endfilter %}{{ x }}|{% generation %}{{ x }}{% set x = 'g' %}{% endgeneration %}", {"x": "a"}),
+    ("{% set messages = messages[1:] %}{{ messages|length }}{% macro count() %}{{ messages|length }}{% endmacro %}{{ count() }}", {"messages": [1, 2, 3]}),
+    ("{% macro count() %}{{ messages|length }}{% endmacro %}{{ count() }}{% set messages = messages[1:] %}{{ count() }}", {"messages": [1, 2, 3]}),
+    ("{% for i in [1] %}{{ tools is defined }}{% endfor %}{% if tools is not defined %}{% set tools = [] %}{% endif %}{{ tools }}", {}),
 ]
 
 
