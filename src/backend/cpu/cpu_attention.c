@@ -24,14 +24,14 @@ typedef struct {
     const int32_t *pos;
 } rope_job;
 
-static void rope_run(void *ctx, int ith, int nth) {
+static void rope_run(void *ctx, int chunk, int n_chunks, int thread) {
     rope_job *j = ctx;
     const pl_rope_params *rp = j->rp;
     const int64_t half = rp->n_rot / 2, hd = j->head_dim;
     float cache[PL_MAX_HEAD_DIM];
     int64_t cached_tok = -1;
     long long lo, hi;
-    pl_pool_split(j->n_tok * j->n_head, ith, nth, &lo, &hi);
+    pl_pool_split(j->n_tok * j->n_head, chunk, n_chunks, &lo, &hi);
     for (int64_t k = lo; k < hi; k++) {
         const int64_t t = k / j->n_head;
         if (t != cached_tok) {
@@ -78,17 +78,17 @@ typedef struct {
     float *out;
 } attn_job;
 
-static void attn_run(void *ctx, int ith, int nth) {
+static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     attn_job *j = ctx;
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
     const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, group = ap->n_head / ap->n_head_kv;
     const bool f16 = ap->kv_type == PL_TYPE_F16;
-    uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)ith * j->cc->attn_stride;
+    uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
     float *w = (float *)mine;
     uint16_t *q16 = (uint16_t *)(mine + (size_t)j->cc->lim.n_ctx * sizeof(float));
     long long lo, hi;
-    pl_pool_split(j->n_tok * ap->n_head, ith, nth, &lo, &hi);
+    pl_pool_split(j->n_tok * ap->n_head, chunk, n_chunks, &lo, &hi);
     for (int64_t k = lo; k < hi; k++) {
         const int64_t t = k / ap->n_head, h = k % ap->n_head, kvh = h / group;
         const int64_t n_kv = j->pos0 + t + 1;

@@ -13,12 +13,17 @@
 #include "base/error.h"
 #include "quant/types.h"
 
-/* Below this many elements of work an op runs on the calling thread. */
-#define PL_CPU_MIN_PARALLEL 4096
+/* Work (elements touched, or multiply-adds) of one chunk at least: below
+ * twice this an op runs on the calling thread alone, since waking the pool
+ * would cost more than it saves.  Above, up to four chunks per thread, so
+ * that threads that run can take the share of one that does not. */
+#define PL_CPU_CHUNK_WORK 32768
 
-void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_fn fn, void *ctx, int64_t work) {
-    if (cc->n_threads == 1 || work < PL_CPU_MIN_PARALLEL) fn(ctx, 0, 1);
-    else pl_pool_run(cc->pool, fn, ctx);
+void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_chunk_fn fn, void *ctx, int64_t work) {
+    int64_t n = cc->n_threads == 1 ? 1 : work / PL_CPU_CHUNK_WORK;
+    if (n > 4 * (int64_t)cc->n_threads) n = 4 * (int64_t)cc->n_threads;
+    if (n < 1) n = 1;
+    pl_pool_run_chunks(cc->pool, fn, ctx, (int)n);
 }
 
 static void *cpu_alloc(pl_compute *c, size_t bytes) {
@@ -80,10 +85,10 @@ typedef struct {
     float eps;
 } norm_job;
 
-static void norm_rows(void *ctx, int ith, int nth) {
+static void norm_rows(void *ctx, int chunk, int n_chunks, int thread) {
     norm_job *j = ctx;
     long long lo, hi;
-    pl_pool_split(j->rows, ith, nth, &lo, &hi);
+    pl_pool_split(j->rows, chunk, n_chunks, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
         const float *x = j->x + r * j->n;
         const float mean = (float)(j->cc->isa->sum_sq(x, j->n) / (double)j->n);
@@ -108,13 +113,13 @@ typedef struct {
     int64_t rows, n, b_rows;
 } ew_job;
 
-static void ew_run(void *ctx, int ith, int nth) {
+static void ew_run(void *ctx, int chunk, int n_chunks, int thread) {
     ew_job *j = ctx;
     const pl_cpu_isa *isa = j->cc->isa;
     if (j->op >= 2 || j->b_rows != 1) {
         /* no broadcast: split the flat elements */
         long long lo, hi;
-        pl_pool_split(j->rows * j->n, ith, nth, &lo, &hi);
+        pl_pool_split(j->rows * j->n, chunk, n_chunks, &lo, &hi);
         if (hi <= lo) return;
         const float *a = j->a + lo, *b = j->b ? j->b + lo : NULL;
         float *y = j->y + lo;
@@ -129,7 +134,7 @@ static void ew_run(void *ctx, int ith, int nth) {
     }
     /* b is one row for every row of a */
     long long lo, hi;
-    pl_pool_split(j->rows, ith, nth, &lo, &hi);
+    pl_pool_split(j->rows, chunk, n_chunks, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
         if (j->op == 0) isa->add(j->a + r * j->n, j->b, j->y + r * j->n, j->n);
         else isa->mul(j->a + r * j->n, j->b, j->y + r * j->n, j->n);
@@ -165,11 +170,11 @@ typedef struct {
     int64_t rows, n;
 } sm_job;
 
-static void sm_rows(void *ctx, int ith, int nth) {
+static void sm_rows(void *ctx, int chunk, int n_chunks, int thread) {
     sm_job *j = ctx;
     const pl_cpu_isa *isa = j->cc->isa;
     long long lo, hi;
-    pl_pool_split(j->rows, ith, nth, &lo, &hi);
+    pl_pool_split(j->rows, chunk, n_chunks, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
         const float *x = j->x + r * j->n;
         float *y = j->y + r * j->n;
@@ -193,10 +198,10 @@ typedef struct {
     int64_t n;
 } kv_job;
 
-static void kv_run(void *ctx, int ith, int nth) {
+static void kv_run(void *ctx, int chunk, int n_chunks, int thread) {
     kv_job *j = ctx;
     long long lo, hi;
-    pl_pool_split(j->n, ith, nth, &lo, &hi);
+    pl_pool_split(j->n, chunk, n_chunks, &lo, &hi);
     if (hi <= lo) return;
     if (j->type == PL_TYPE_F16) j->cc->isa->to_f16(j->x + lo, (uint16_t *)j->dst + lo, hi - lo);
     else memcpy((float *)j->dst + lo, j->x + lo, (size_t)(hi - lo) * sizeof(float));

@@ -27,9 +27,9 @@ typedef struct pl_cpu_compute {
 
 static inline pl_cpu_compute *pl_cpu(pl_compute *c) { return (pl_cpu_compute *)c; }
 
-/* Run fn over the pool, or on the calling thread alone when the job is
- * too small to pay for waking the workers. */
-void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_fn fn, void *ctx, int64_t work);
+/* Run fn over the pool in chunks sized by `work`, or on the calling
+ * thread alone when the job is too small to pay for waking the workers. */
+void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_chunk_fn fn, void *ctx, int64_t work);
 
 void pl_cpu_get_rows(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y);
 void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);

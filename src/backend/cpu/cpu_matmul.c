@@ -41,10 +41,10 @@ typedef struct {
     pl_act_from_float_fn act_fn;  /* ... and their activation encoder */
 } mm_job;
 
-static void mm_convert(void *ctx, int ith, int nth) {
+static void mm_convert(void *ctx, int chunk, int n_chunks, int thread) {
     mm_job *j = ctx;
     long long lo, hi;
-    pl_pool_split(j->n_tok, ith, nth, &lo, &hi);
+    pl_pool_split(j->n_tok, chunk, n_chunks, &lo, &hi);
     const int64_t n = j->w->n_in;
     for (int64_t t = lo; t < hi; t++) {
         const float *x = j->x + t * n;
@@ -65,11 +65,11 @@ static inline float dot_one(const mm_job *j, const void *wrow, const void *arow)
     }
 }
 
-static void mm_dots(void *ctx, int ith, int nth) {
+static void mm_dots(void *ctx, int chunk, int n_chunks, int thread) {
     mm_job *j = ctx;
     const pl_weight *w = j->w;
     long long lo, hi;
-    pl_pool_split(w->n_out, ith, nth, &lo, &hi);
+    pl_pool_split(w->n_out, chunk, n_chunks, &lo, &hi);
     for (int64_t r0 = lo; r0 < hi; r0 += PL_MM_ROW_BLOCK) {
         const int64_t r1 = r0 + PL_MM_ROW_BLOCK < hi ? r0 + PL_MM_ROW_BLOCK : hi;
         for (int64_t t = 0; t < j->n_tok; t++) {
@@ -120,10 +120,10 @@ typedef struct {
     pl_to_float_fn decode;
 } gr_job;
 
-static void gr_run(void *ctx, int ith, int nth) {
+static void gr_run(void *ctx, int chunk, int n_chunks, int thread) {
     gr_job *j = ctx;
     long long lo, hi;
-    pl_pool_split(j->n, ith, nth, &lo, &hi);
+    pl_pool_split(j->n, chunk, n_chunks, &lo, &hi);
     const int64_t n_in = j->w->n_in;
     for (int64_t r = lo; r < hi; r++) {
         const void *src = pl_weight_row(j->w, j->ids[r]);
