@@ -399,10 +399,11 @@ POCKETLLM_API pocketllm_status pocketllm_synth(const pocketllm_synth_params *p, 
  * that are not whole blocks, the metadata written.  The tensor data is
  * byte-equal to llama.cpp's quantization of the same rows. */
 
-/* Progress: called after each tensor is written (or, in a dry run,
- * planned), from the calling thread. */
+/* Progress: called from the calling thread after each tensor is written
+ * (or, in a dry run, planned) and, within a large tensor, after each slab
+ * of its rows (tensor then still counts the tensors complete). */
 typedef struct pocketllm_quantize_progress {
-    uint64_t tensor;        /* tensors written so far (1..n_tensors) */
+    uint64_t tensor;        /* tensors written so far (0..n_tensors) */
     uint64_t n_tensors;
     const char *name;       /* the tensor just written */
     uint32_t from_type;     /* its type in the input and in the output */

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/threadpool.h"
@@ -195,7 +197,31 @@ typedef struct run {
     int n_threads;
     uint8_t *slab;
     size_t slab_cap;
+    /* progress within a long tensor: reported after every slab */
+    const pocketllm_quantize_params *params;
+    pocketllm_quantize_progress pr;
 } run;
+
+/* Report slab progress: `in_bytes` more input bytes of the current tensor
+ * are done.  The tensor count only moves when a tensor is complete. */
+static void slab_progress(run *R, const pl_quant_item *it, uint64_t in_bytes, uint64_t out_bytes) {
+    R->pr.bytes_done += in_bytes;
+    R->pr.out_bytes_done += out_bytes;
+    R->pr.name = it->t->name;
+    R->pr.from_type = it->t->type;
+    R->pr.to_type = it->to;
+    if (R->params->progress) R->params->progress(R->params->progress_user, &R->pr);
+}
+
+/* Drop input pages once their rows are written: the mapping stays valid
+ * (pages come back from the file if touched again), but the process does
+ * not keep the whole model resident. */
+static void release(const run *R, const uint8_t *p, uint64_t n) {
+    if (!R->g->mapped || n == 0) return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
 
 static pocketllm_status convert_tensor(run *R, const pl_quant_item *it) {
     const pl_gguf_tensor *t = it->t;
@@ -227,6 +253,9 @@ static pocketllm_status convert_tensor(run *R, const pl_quant_item *it) {
         pocketllm_status st =
             pocketllm_gguf_writer_write_data(R->w, j.out, (size_t)j.nrows * (size_t)j.out_row_bytes);
         if (st) return st;
+        release(R, t->data + (uint64_t)r0 * j.in_row_bytes, (uint64_t)j.nrows * j.in_row_bytes);
+        if (r0 + j.nrows < nrows)
+            slab_progress(R, it, (uint64_t)j.nrows * j.in_row_bytes, (uint64_t)j.nrows * j.out_row_bytes);
     }
     return POCKETLLM_OK;
 }
@@ -237,6 +266,8 @@ static pocketllm_status copy_tensor(run *R, const pl_quant_item *it) {
         uint64_t n = t->n_bytes - off < SLAB_BYTES ? t->n_bytes - off : SLAB_BYTES;
         pocketllm_status st = pocketllm_gguf_writer_write_data(R->w, t->data + off, (size_t)n);
         if (st) return st;
+        release(R, t->data + off, n);
+        if (off + n < t->n_bytes) slab_progress(R, it, n, n);
     }
     return POCKETLLM_OK;
 }
@@ -306,20 +337,19 @@ pocketllm_status pocketllm_quantize(const char *in_path, const char *out_path, c
     if (!st && write) st = pl_pool_new(R.n_threads, &R.pool);
     if (!st && write) st = alloc_scratch(&R);
     if (!st && write) st = pocketllm_gguf_writer_begin(R.w, out_path);
-    pocketllm_quantize_progress pr = {0, R.plan.n_items, NULL, 0, 0, 0, R.plan.bytes_in, 0};
+    R.params = p;
+    R.pr = (pocketllm_quantize_progress){0, R.plan.n_items, NULL, 0, 0, 0, R.plan.bytes_in, 0};
     for (uint64_t i = 0; !st && i < R.plan.n_items; i++) {
         const pl_quant_item *it = &R.plan.items[i];
+        /* the input and output bytes of this tensor before it started */
+        uint64_t in0 = R.pr.bytes_done, out0 = R.pr.out_bytes_done, out_bytes = 0;
         if (write) st = it->to == it->t->type ? copy_tensor(&R, it) : convert_tensor(&R, it);
         if (st) break;
-        uint64_t out_bytes = 0;
         pl_type_row_bytes(it->to, it->t->n_elements, &out_bytes);
-        pr.tensor = i + 1;
-        pr.name = it->t->name;
-        pr.from_type = it->t->type;
-        pr.to_type = it->to;
-        pr.bytes_done += it->t->n_bytes;
-        pr.out_bytes_done += out_bytes;
-        if (p->progress) p->progress(p->progress_user, &pr);
+        R.pr.tensor = i + 1;
+        R.pr.bytes_done = in0;
+        R.pr.out_bytes_done = out0;
+        slab_progress(&R, it, it->t->n_bytes, out_bytes);
     }
     if (!st && write) st = pocketllm_gguf_writer_finish(R.w);
     run_free(&R);
