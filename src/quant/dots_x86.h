@@ -426,11 +426,10 @@ static float PL_SUFFIX(dot_tq1_0)(int64_t n, const void *w, const void *a) {
 
 /* ---- IQ codebook types --------------------------------------------------- */
 
-/* y with the signs of 32 bits applied (bit i negates byte i) */
+/* y with the signs of 32 bits applied (bit i negates byte i), expanded in
+ * registers (no table loads) */
 static inline __m256i PL_SUFFIX(apply_signs)(__m256i y, uint32_t bits) {
-    const __m256i m = _mm256_set_epi64x((long long)pl_iq_sign_mask[bits >> 24], (long long)pl_iq_sign_mask[(bits >> 16) & 255],
-                                        (long long)pl_iq_sign_mask[(bits >> 8) & 255], (long long)pl_iq_sign_mask[bits & 255]);
-    return _mm256_sign_epi8(y, _mm256_or_si256(m, _mm256_set1_epi8(1)));
+    return _mm256_sign_epi8(y, _mm256_or_si256(PL_SUFFIX(bits32)(bits), _mm256_set1_epi8(1)));
 }
 
 /* y with 4 groups of 7 stored sign bits (+ parity) applied */

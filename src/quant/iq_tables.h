@@ -29,8 +29,6 @@ extern const uint16_t pl_kgrid_iq1s[2048];
 extern const uint16_t pl_kgrid_iq3xxs[256];
 extern const uint16_t pl_kgrid_iq3s[512];
 
-/* 8 sign bits -> 8 bytes of 0xff / 0x00 (for the SIMD kernels) */
-extern const uint64_t pl_iq_sign_mask[256];
 /* 7 stored sign bits (+ parity) -> 8 bytes of 0xff / 0x00 */
 extern const uint64_t pl_iq_even_sign_mask[128];
 
