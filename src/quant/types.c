@@ -1,8 +1,9 @@
 /*
- * types.c -- the element type table.  Block sizes and bytes per block are
- * facts of the GGUF/ggml file format, taken from llama.cpp v0.4.0
- * (ggml/src/ggml.c, type_traits; MIT) and checked against the prebuilt
- * libggml-base by the oracle tests.
+ * types.c -- the element type table: per ggml type id its block geometry
+ * (facts of the GGUF/ggml file format, from llama.cpp v0.4.0 ggml.c
+ * type_traits, MIT; checked against the prebuilt libggml-base by the
+ * oracle tests) and its scalar reference kernels (quant/ref.h), plus the
+ * checked row encoder pl_quant_from_float.
  */
 #include "types.h"
 
