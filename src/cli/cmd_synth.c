@@ -33,7 +33,7 @@ int cmd_synth(int argc, char **argv) {
     const char *out = NULL, *err = NULL, *v;
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
-        int64_t n;
+        int64_t n = 0;
         uint32_t *dim = NULL;
         if (cli_opt(argc, argv, &i, "--arch", &v, &err)) p.arch = v;
         else if (cli_opt(argc, argv, &i, "--shape", &v, &err)) p.shape = v;
