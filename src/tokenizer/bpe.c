@@ -419,7 +419,8 @@ static pocketllm_status cache_grow(cache *c) {
 
 pocketllm_status pl_bpe_tokenize(const pl_vocab *v, const char *text, size_t len, pl_ids *out) {
     if (len == 0) return POCKETLLM_OK;
-    if (len >= UINT32_MAX / 2) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "text of %zu bytes is too long", len);
+    /* offsets are 32-bit, and malformed bytes grow threefold (U+FFFD) */
+    if (len >= UINT32_MAX / 4) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "text of %zu bytes is too long", len);
     pocketllm_status st = POCKETLLM_OK;
     const uint8_t *src = (const uint8_t *)text;
     /* code points, their flags and offsets; the text re-encoded where

@@ -8,6 +8,7 @@
  * between claimed tokens is tokenized normally.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,7 @@ typedef struct frag_list {
 } frag_list;
 
 static int frag_new(frag_list *l, size_t off, size_t len, int32_t token, int next) {
+    if (l->n >= INT_MAX) return -1; /* (more fragments than an int counts: reported as out of memory) */
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
         frag *f = realloc(l->f, cap * sizeof *f);

@@ -6,6 +6,7 @@
  * merged until no pair forms a token.  Symbols that are not tokens fall back
  * to byte tokens <0xNN>.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,7 @@ pocketllm_status pl_spm_tokenize(const pl_vocab *v, const char *text, size_t len
     for (size_t i = 0; i < len; i++) spaces += text[i] == ' ';
     if (len > (SIZE_MAX - 3) / 3) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "text too long");
     size_t n = len + 2 * spaces + (prefix_space ? 1 : 0);
+    if (n >= INT_MAX) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "text too long");
     char *buf = malloc(n ? n : 1);
     sym *s = malloc((n ? n : 1) * sizeof *s);
     pocketllm_status st = POCKETLLM_OK;
