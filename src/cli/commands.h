@@ -16,11 +16,14 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
 
-/* serve's --help text is in its file (it includes the request-field table
- * of src/server/srv_request.h) */
+/* serve's and chat's --help texts are in their files (serve's includes the
+ * request-field table of src/server/srv_request.h) */
 extern const char cmd_serve_usage[];
+extern const char cmd_chat_usage[];
 #define CMD_SERVE_USAGE cmd_serve_usage
+#define CMD_CHAT_USAGE cmd_chat_usage
 int cmd_synth(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 

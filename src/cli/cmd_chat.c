@@ -1,0 +1,481 @@
+/*
+ * cmd_chat.c -- `pocketllm chat`: an interactive conversation in the
+ * terminal.  Each turn renders the whole history with the model's chat
+ * template (as the server does, src/server/), evaluates what the session
+ * does not hold yet, and streams the reply as it is sampled -- reasoning
+ * (Qwen3's <think> block) dimmed, the answer plain.  Ctrl-C stops a reply
+ * and keeps what was said; Ctrl-C or Ctrl-D at the prompt leaves.  Lines
+ * ending in a backslash continue on the next line; /reset forgets the
+ * conversation, /exit leaves.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "srv_model.h"
+#include "srv_text.h"
+#include "srv_think.h"
+
+#define CMD "chat"
+
+const char cmd_chat_usage[] =
+    "usage: pocketllm chat --model M [--system TEXT] [-n N] [--temperature F] [--top-k K] [--top-p P]\n"
+    "                      [--min-p P] [--repeat-penalty F] [--presence-penalty F] [--frequency-penalty F]\n"
+    "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv f16|f32] [--template FILE]\n"
+    "                      [--enable-thinking true|false] [--hide-reasoning]\n\n"
+    "Chat with the model in the terminal.  Every turn renders the conversation with the model's\n"
+    "chat template (tokenizer.chat_template; --template FILE replaces it) exactly as 'pocketllm\n"
+    "serve' does, evaluates only what the session does not hold yet, and streams the reply.  A\n"
+    "reply's <think>...</think> block is shown dimmed (on a terminal; elsewhere between\n"
+    "[reasoning] and [/reasoning] lines) and kept out of the history as the template does.\n\n"
+    "Keys: Enter sends the line (a line ending in '\\' continues on the next one); Ctrl-C during a\n"
+    "reply stops it (what was said stays in the history); Ctrl-C or Ctrl-D at the prompt leaves.\n"
+    "Commands: /reset forgets the conversation, /exit leaves.\n\n"
+    "  --model M, -m M        the GGUF checkpoint (it needs a chat template, or --template)\n"
+    "  --system TEXT          a system message at the start of the conversation\n"
+    "  -n N                   most tokens of one reply (default: until the context is full)\n"
+    "  --temperature F        0 (the default) is greedy; sampling options as for 'pocketllm run':\n"
+    "  --top-k K, --top-p P, --min-p P, --repeat-penalty F, --presence-penalty F,\n"
+    "  --frequency-penalty F, --repeat-last-n N\n"
+    "  --seed S               seed of the sampler (default: from the clock); reply k uses S + k\n"
+    "  -t N, --threads N      threads (default: the physical cores)\n"
+    "  --ctx N, -c N          context positions for the whole conversation (default: the model's,\n"
+    "                         at most 4096)\n"
+    "  --batch N, -b N        most tokens per forward pass of a prompt (default 512)\n"
+    "  --kv f16|f32           KV cache type (default f16)\n"
+    "  --template FILE        a Jinja chat template instead of the model's\n"
+    "  --enable-thinking B    pass enable_thinking=B to the template (Qwen3: false skips thinking)\n"
+    "  --hide-reasoning       do not show the reasoning\n";
+
+typedef struct chat_opts {
+    srv_model_params mp;
+    const char *system;
+    int64_t n_predict; /* -1: until the context is full */
+    pocketllm_sampler_params sp;
+    bool seed_given, hide_reasoning;
+    int enable_thinking;
+    uint32_t n_batch, kv_type;
+} chat_opts;
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+/* ---- options ----------------------------------------------------------------------- */
+
+typedef struct num_opt {
+    const char *name, *alias;
+    double lo, hi;
+    bool integer;
+    const char *want;
+} num_opt;
+
+static const num_opt NUMS[] = {
+    {"-n", "--n-predict", 1, 1 << 24, true, "a token count of 1 or more"},
+    {"--temperature", "--temp", 0, 1e6, false, "a number >= 0"},
+    {"--top-k", NULL, 0, 1 << 30, true, "a count >= 0 (0 = off)"},
+    {"--top-p", NULL, 0, 1, false, "a number in [0, 1]"},
+    {"--min-p", NULL, 0, 1, false, "a number in [0, 1]"},
+    {"--repeat-penalty", NULL, 1e-6, 1e6, false, "a number > 0"},
+    {"--presence-penalty", NULL, -1e6, 1e6, false, "a number"},
+    {"--frequency-penalty", NULL, -1e6, 1e6, false, "a number"},
+    {"--repeat-last-n", NULL, -1, 1 << 24, true, "-1 (all) or a count"},
+    {"--seed", NULL, 0, 9007199254740992.0, true, "a number >= 0"},
+    {"-t", "--threads", 1, 1024, true, "a thread count 1..1024"},
+    {"--ctx", "-c", 16, 1 << 24, true, "a position count 16..16777216"},
+    {"--batch", "-b", 1, 65536, true, "a token count 1..65536"},
+};
+
+static void set_num(chat_opts *o, size_t which, double d) {
+    switch (which) {
+    case 0: o->n_predict = (int64_t)d; break;
+    case 1: o->sp.temperature = (float)d; break;
+    case 2: o->sp.top_k = (int32_t)d; break;
+    case 3: o->sp.top_p = (float)d; break;
+    case 4: o->sp.min_p = (float)d; break;
+    case 5: o->sp.repeat_penalty = (float)d; break;
+    case 6: o->sp.presence_penalty = (float)d; break;
+    case 7: o->sp.frequency_penalty = (float)d; break;
+    case 8: o->sp.penalty_last_n = (int32_t)d; break;
+    case 9: o->sp.seed = (uint64_t)d, o->seed_given = true; break;
+    case 10: o->mp.n_threads = (int)d; break;
+    case 11: o->mp.n_ctx = (uint32_t)d; break;
+    case 12: o->n_batch = (uint32_t)d; break;
+    }
+}
+
+static int parse(int argc, char **argv, chat_opts *o) {
+    const char *v, *err = NULL;
+    for (int i = 1; i < argc; i++) {
+        bool matched = false;
+        for (size_t k = 0; k < sizeof NUMS / sizeof *NUMS && !matched; k++) {
+            const num_opt *n = &NUMS[k];
+            if (!cli_opt(argc, argv, &i, n->name, &v, &err) && !(n->alias && cli_opt(argc, argv, &i, n->alias, &v, &err)))
+                continue;
+            matched = true;
+            if (err) return cli_usage(CMD, "%s %s", n->name, err);
+            int64_t iv;
+            double d;
+            if (n->integer ? !cli_parse_i64(v, (int64_t)n->lo, (int64_t)n->hi, &iv) : !cli_parse_f64(v, n->lo, n->hi, &d))
+                return cli_usage(CMD, "%s wants %s, not '%s'", n->name, n->want, v);
+            set_num(o, k, n->integer ? (double)iv : d);
+        }
+        if (matched) continue;
+        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
+            if (err) return cli_usage(CMD, "--model %s", err);
+            o->mp.path = v;
+        } else if (cli_opt(argc, argv, &i, "--system", &v, &err)) {
+            if (err) return cli_usage(CMD, "--system %s", err);
+            o->system = v;
+        } else if (cli_opt(argc, argv, &i, "--template", &v, &err)) {
+            if (err) return cli_usage(CMD, "--template %s", err);
+            o->mp.template_path = v;
+        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
+            if (err) return cli_usage(CMD, "--kv %s", err);
+            if (!strcmp(v, "f16")) o->kv_type = 1;
+            else if (!strcmp(v, "f32")) o->kv_type = 0;
+            else return cli_usage(CMD, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt(argc, argv, &i, "--enable-thinking", &v, &err)) {
+            if (err) return cli_usage(CMD, "--enable-thinking %s", err);
+            if (!strcmp(v, "true")) o->enable_thinking = 1;
+            else if (!strcmp(v, "false")) o->enable_thinking = 0;
+            else return cli_usage(CMD, "--enable-thinking wants true or false, not '%s'", v);
+        } else if (!strcmp(argv[i], "--hide-reasoning")) {
+            o->hide_reasoning = true;
+        } else {
+            return cli_usage(CMD, "unknown argument '%s'", argv[i]);
+        }
+    }
+    if (!o->mp.path) return cli_usage(CMD, "needs --model M");
+    return 0;
+}
+
+/* ---- one turn ---------------------------------------------------------------------- */
+
+typedef struct chat {
+    chat_opts *o;
+    srv_model m;
+    pocketllm_session *s;
+    cJSON *history;
+    int32_t *held;          /* the ids the session holds, in order */
+    size_t n_held, cap_held;
+    bool tty, in_reasoning;
+    unsigned turn;
+} chat;
+
+static bool add_message(cJSON *history, const char *role, const char *content, const char *reasoning) {
+    cJSON *m = cJSON_CreateObject();
+    if (!m) return false;
+    cJSON_AddStringToObject(m, "role", role);
+    cJSON_AddStringToObject(m, "content", content);
+    if (reasoning) cJSON_AddStringToObject(m, "reasoning_content", reasoning);
+    cJSON_AddItemToArray(history, m);
+    return true;
+}
+
+/* The prompt of the whole conversation as ids (NULL with a message). */
+static int32_t *render(chat *c, size_t *n, char **prompt_text) {
+    char *json = cJSON_PrintUnformatted(c->history);
+    if (!json) return NULL;
+    pocketllm_chat_options opt = pocketllm_chat_default_options();
+    opt.add_generation_prompt = 1;
+    opt.enable_thinking = c->o->enable_thinking;
+    opt.bos_token = c->m.bos_text;
+    opt.eos_token = c->m.eos_text;
+    char *text = NULL;
+    size_t len = 0;
+    pocketllm_status st = pocketllm_chat_render_json(c->m.tmpl, json, &opt, &text, &len);
+    free(json);
+    if (st) {
+        fprintf(stderr, "pocketllm chat: the template refused the conversation: %s\n", pocketllm_last_error());
+        return NULL;
+    }
+    const size_t cap = (size_t)pocketllm_session_n_ctx(c->s) + 1;
+    int32_t *ids = malloc(cap * sizeof *ids);
+    size_t need = 0;
+    const bool has_bos = c->m.bos_text && *c->m.bos_text && !strncmp(text, c->m.bos_text, strlen(c->m.bos_text));
+    st = ids ? pocketllm_tokenize(c->m.model, text, len, !has_bos, 1, ids, cap, &need) : POCKETLLM_ERR_NO_MEMORY;
+    if (st || need >= cap - 1) {
+        if (st == POCKETLLM_ERR_INVALID_ARGUMENT || need >= cap - 1)
+            fprintf(stderr, "pocketllm chat: the conversation (%zu tokens) no longer fits the context of %u; /reset "
+                            "starts over\n", need, pocketllm_session_n_ctx(c->s));
+        else
+            fprintf(stderr, "pocketllm chat: %s\n", pocketllm_last_error());
+        free(ids);
+        pocketllm_chat_free(text);
+        return NULL;
+    }
+    *n = need;
+    *prompt_text = text;
+    return ids;
+}
+
+/* Make the session hold exactly ids[0..n): keep the common start, evaluate
+ * the rest in pieces (so that Ctrl-C is heard during a long prompt). */
+static pocketllm_status sync_session(chat *c, const int32_t *ids, size_t n) {
+    size_t common = 0;
+    while (common < n && common < c->n_held && ids[common] == c->held[common]) common++;
+    if (common < c->n_held) {
+        /* the session cannot drop only its last positions: start again */
+        pocketllm_session_reset(c->s);
+        c->n_held = 0;
+        common = 0;
+    }
+    if (n > c->cap_held) {
+        int32_t *h = realloc(c->held, n * sizeof *h);
+        if (!h) return POCKETLLM_ERR_NO_MEMORY;
+        c->held = h;
+        c->cap_held = n;
+    }
+    /* the last id is evaluated by the caller, for its logits */
+    for (size_t at = common; at + 1 < n && !interrupted;) {
+        size_t k = n - 1 - at < 64 ? n - 1 - at : 64;
+        pocketllm_status st = pocketllm_session_eval(c->s, ids + at, k, 0);
+        if (st) return st;
+        memcpy(c->held + at, ids + at, k * sizeof *ids);
+        at += k;
+        c->n_held = at;
+    }
+    return POCKETLLM_OK;
+}
+
+static void show(chat *c, const srv_buf *r, const srv_buf *t) {
+    if (r->n && !c->o->hide_reasoning) {
+        if (!c->in_reasoning) fputs(c->tty ? "\x1b[2m" : "[reasoning]\n", stdout);
+        c->in_reasoning = true;
+        fwrite(r->p, 1, r->n, stdout);
+    }
+    if (t->n) {
+        if (c->in_reasoning) fputs(c->tty ? "\x1b[0m\n" : "\n[/reasoning]\n", stdout);
+        c->in_reasoning = false;
+        fwrite(t->p, 1, t->n, stdout);
+    }
+    fflush(stdout);
+}
+
+/* Push one id's text through the detokenizer and the reasoning split. */
+static pocketllm_status emit(chat *c, pocketllm_detokenizer *d, srv_think *th, int32_t id, bool final) {
+    char small[512], *buf = small;
+    size_t len = 0;
+    pocketllm_status st = POCKETLLM_OK;
+    if (id >= 0) {
+        st = pocketllm_detokenizer_push(d, id, small, sizeof small, &len);
+        if (st == POCKETLLM_ERR_INVALID_ARGUMENT && len > sizeof small && (buf = malloc(len)))
+            st = pocketllm_detokenizer_push(d, id, buf, len, &len);
+    } else {
+        st = pocketllm_detokenizer_flush(d, small, sizeof small, &len);
+    }
+    srv_buf r = {0}, t = {0};
+    if (!st) st = srv_think_push(th, buf, len, final, &r, &t);
+    if (!st) show(c, &r, &t);
+    if (buf != small) free(buf);
+    srv_buf_free(&r);
+    srv_buf_free(&t);
+    return st;
+}
+
+/* One reply to the conversation so far; false when the turn could not run. */
+static bool reply(chat *c) {
+    size_t n = 0;
+    char *prompt = NULL;
+    int32_t *ids = render(c, &n, &prompt);
+    if (!ids) return false;
+    pocketllm_sampler_params sp = c->o->sp;
+    sp.seed += c->turn++;
+    pocketllm_sampler *smp = NULL;
+    pocketllm_detokenizer *d = NULL;
+    srv_think th;
+    srv_think_init(&th, c->m.tmpl, prompt);
+    pocketllm_status st = pocketllm_sampler_new(&sp, &smp);
+    if (!st) st = pocketllm_detokenizer_new(c->m.model, 0, &d);
+    if (!st) st = sync_session(c, ids, n);
+    if (!st && !interrupted) {
+        st = pocketllm_session_eval(c->s, ids + n - 1, 1, 0);
+        if (!st) c->held[n - 1] = ids[n - 1], c->n_held = n;
+    }
+    for (size_t i = 0; !st && i < n; i++) pocketllm_sampler_accept(smp, ids[i]);
+    const int32_t n_vocab = pocketllm_session_n_vocab(c->s);
+    int64_t n_gen = 0;
+    bool full = false;
+    c->in_reasoning = false;
+    while (!st && !interrupted) {
+        int32_t id;
+        if ((st = pocketllm_sampler_sample(smp, pocketllm_session_logits(c->s, -1), n_vocab, &id))) break;
+        n_gen++;
+        if (pocketllm_token_is_eog(c->m.model, id)) break;
+        if ((st = emit(c, d, &th, id, false))) break;
+        if (c->o->n_predict > 0 && n_gen >= c->o->n_predict) break;
+        if (pocketllm_session_n_past(c->s) >= pocketllm_session_n_ctx(c->s)) {
+            full = true;
+            break;
+        }
+        pocketllm_sampler_accept(smp, id);
+        if ((st = pocketllm_session_eval(c->s, &id, 1, 0))) break;
+        if (c->n_held == c->cap_held) {
+            size_t cap = c->cap_held * 2 + 16;
+            int32_t *h = realloc(c->held, cap * sizeof *h);
+            if (!h) {
+                st = POCKETLLM_ERR_NO_MEMORY;
+                break;
+            }
+            c->held = h;
+            c->cap_held = cap;
+        }
+        c->held[c->n_held++] = id;
+    }
+    if (!st) st = emit(c, d, &th, -1, true);
+    if (c->in_reasoning) fputs(c->tty ? "\x1b[0m" : "\n[/reasoning]", stdout);
+    const bool stopped = interrupted;
+    fputs(stopped ? (c->tty ? " \x1b[2m[stopped]\x1b[0m\n" : " [stopped]\n") : "\n", stdout);
+    fflush(stdout);
+    if (full) fprintf(stderr, "pocketllm chat: the context of %u positions is full; /reset starts over\n", pocketllm_session_n_ctx(c->s));
+    if (st) fprintf(stderr, "pocketllm chat: %s\n", pocketllm_last_error());
+    /* the reply joins the history as the template will split it */
+    bool ok = !st;
+    if (ok) {
+        pocketllm_chat_split sp2;
+        if (pocketllm_chat_split_reasoning(c->m.tmpl, prompt, th.text.p ? th.text.p : "", th.text.n, &sp2) == POCKETLLM_OK) {
+            add_message(c->history, "assistant", sp2.content, sp2.has_reasoning ? sp2.reasoning : NULL);
+            pocketllm_chat_split_free(&sp2);
+        } else {
+            ok = false;
+        }
+    }
+    interrupted = 0;
+    srv_think_free(&th);
+    pocketllm_detokenizer_free(d);
+    pocketllm_sampler_free(smp);
+    pocketllm_chat_free(prompt);
+    free(ids);
+    return ok;
+}
+
+/* ---- the loop ------------------------------------------------------------------------ */
+
+/* One line of input (with '\' continuations); NULL at EOF or Ctrl-C. */
+static char *read_input(bool tty) {
+    srv_buf b = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    for (;;) {
+        if (tty) {
+            fputs(b.n ? ". " : "> ", stdout);
+            fflush(stdout);
+        }
+        errno = 0;
+        ssize_t k = getline(&line, &cap, stdin);
+        if (k < 0 || interrupted) {
+            free(line);
+            srv_buf_free(&b);
+            return NULL;
+        }
+        while (k > 0 && (line[k - 1] == '\n' || line[k - 1] == '\r')) line[--k] = '\0';
+        const bool more = k > 0 && line[k - 1] == '\\';
+        if (more) line[--k] = '\0';
+        if (b.n) srv_buf_add(&b, "\n", 1);
+        srv_buf_add(&b, line, (size_t)k);
+        if (!more) break;
+    }
+    free(line);
+    return srv_buf_take(&b, NULL);
+}
+
+static bool reset_history(chat *c) {
+    cJSON_Delete(c->history);
+    c->history = cJSON_CreateArray();
+    return c->history && (!c->o->system || add_message(c->history, "system", c->o->system, NULL));
+}
+
+int cmd_chat(int argc, char **argv) {
+    chat_opts o;
+    memset(&o, 0, sizeof o);
+    o.n_predict = -1;
+    o.sp = pocketllm_sampler_default_params();
+    o.enable_thinking = -1;
+    o.kv_type = 1;
+    o.mp.n_ctx = 0;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc;
+    if (!o.seed_given) o.sp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+
+    chat c;
+    memset(&c, 0, sizeof c);
+    c.o = &o;
+    c.tty = isatty(1);
+    char *err = NULL;
+    if (srv_model_open(&o.mp, &c.m, &err)) {
+        rc = cli_error(CMD, "%s", err ? err : "cannot open the model");
+        free(err);
+        return rc;
+    }
+    if (!c.m.tmpl) {
+        srv_model_close(&c.m);
+        return cli_error(CMD, "the model has no chat template (give one with --template FILE)");
+    }
+    pocketllm_session_params sp = pocketllm_session_default_params();
+    sp.n_ctx = c.m.n_ctx;
+    sp.n_batch = o.n_batch;
+    sp.kv_type = o.kv_type;
+    sp.n_threads = o.mp.n_threads;
+    if (pocketllm_session_new(c.m.model, &sp, &c.s) || !reset_history(&c)) {
+        rc = cli_error(CMD, "%s", pocketllm_last_error());
+        pocketllm_session_free(c.s);
+        cJSON_Delete(c.history);
+        srv_model_close(&c.m);
+        return rc;
+    }
+    /* Ctrl-C interrupts a read or a reply instead of ending the process */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+
+    const bool in_tty = isatty(0);
+    if (in_tty)
+        fprintf(stderr, "pocketllm chat: %s, context %u.  Ctrl-C stops a reply; Ctrl-C or Ctrl-D here leaves; /reset "
+                        "starts over.\n", c.m.id, pocketllm_session_n_ctx(c.s));
+    for (;;) {
+        char *line = read_input(in_tty);
+        if (!line) {
+            if (in_tty) fputc('\n', stdout);
+            break;
+        }
+        if (!strcmp(line, "/exit") || !strcmp(line, "/quit")) {
+            free(line);
+            break;
+        }
+        if (!strcmp(line, "/reset")) {
+            free(line);
+            if (!reset_history(&c)) break;
+            fputs("(the conversation is forgotten)\n", stdout);
+            continue;
+        }
+        if (!*line) {
+            free(line);
+            continue;
+        }
+        add_message(c.history, "user", line, NULL);
+        free(line);
+        if (!reply(&c)) {
+            /* the turn did not happen: it leaves no trace */
+            cJSON_DeleteItemFromArray(c.history, cJSON_GetArraySize(c.history) - 1);
+        }
+    }
+    fflush(stdout);
+    free(c.held);
+    cJSON_Delete(c.history);
+    pocketllm_session_free(c.s);
+    srv_model_close(&c.m);
+    return CLI_OK;
+}
