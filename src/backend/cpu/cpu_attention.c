@@ -6,7 +6,8 @@
  * same roundings happen: q is rounded to the cache type before q.k, the
  * softmax weights are rounded to it before they weight the V rows.  Each
  * thread owns a slice of the scratch reserved at session start: the scores
- * of one query (up to n_ctx) and q in f16.
+ * of one query (up to n_ctx) and q in f16.  The dot products and the f16
+ * rounding are the quant module's kernels of the instance's tier.
  */
 #include <math.h>
 #include <string.h>
@@ -76,6 +77,8 @@ typedef struct {
     const void *k, *v;
     int64_t n_tok, pos0;
     float *out;
+    pl_vec_dot_fn dot;            /* q . k in the cache type */
+    pl_act_from_float_fn to_f16;  /* q to f16 for an f16 cache */
 } attn_job;
 
 static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
@@ -84,6 +87,7 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     const pl_cpu_isa *isa = j->cc->isa;
     const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, group = ap->n_head / ap->n_head_kv;
     const bool f16 = ap->kv_type == PL_TYPE_F16;
+    const pl_vec_dot_fn dot = j->dot;
     uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
     float *w = (float *)mine;
     uint16_t *q16 = (uint16_t *)(mine + (size_t)j->cc->lim.n_ctx * sizeof(float));
@@ -96,11 +100,11 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
         float *out = j->out + k * hd;
         if (f16) {
             const uint16_t *kc = (const uint16_t *)j->k + kvh * hd;
-            isa->to_f16(q, q16, hd);
-            for (int64_t p = 0; p < n_kv; p++) w[p] = isa->dot_f16(q16, kc + p * kv_dim, hd) * ap->scale;
+            j->to_f16(q, q16, hd);
+            for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q16) * ap->scale;
         } else {
             const float *kc = (const float *)j->k + kvh * hd;
-            for (int64_t p = 0; p < n_kv; p++) w[p] = isa->dot_f32(q, kc + p * kv_dim, hd) * ap->scale;
+            for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q) * ap->scale;
         }
         const double sum = isa->exp_sum(w, isa->max(w, n_kv), w, n_kv);
         const float inv = (float)(1.0 / sum);
@@ -128,6 +132,8 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
         pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
         return;
     }
-    attn_job j = {cc, ap, q, k_cache, v_cache, n_tok, pos0, out};
+    attn_job j = {cc, ap, q, k_cache, v_cache, n_tok, pos0, out,
+                  pl_quant_kernels_tier(ap->kv_type, cc->qtier)->vec_dot,
+                  pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float};
     pl_cpu_parallel(cc, attn_run, &j, n_tok * ap->n_head * (pos0 + n_tok) * ap->head_dim);
 }

@@ -203,7 +203,8 @@ static void kv_run(void *ctx, int chunk, int n_chunks, int thread) {
     long long lo, hi;
     pl_pool_split(j->n, chunk, n_chunks, &lo, &hi);
     if (hi <= lo) return;
-    if (j->type == PL_TYPE_F16) j->cc->isa->to_f16(j->x + lo, (uint16_t *)j->dst + lo, hi - lo);
+    if (j->type == PL_TYPE_F16)
+        pl_quant_kernels_tier(PL_TYPE_F16, j->cc->qtier)->act_from_float(j->x + lo, (uint16_t *)j->dst + lo, hi - lo);
     else memcpy((float *)j->dst + lo, j->x + lo, (size_t)(hi - lo) * sizeof(float));
 }
 

@@ -23,13 +23,6 @@ typedef struct pl_cpu_isa {
     float (*max)(const float *x, int64_t n);
     /* y = e^(x - m); returns the sum of y */
     double (*exp_sum)(const float *x, float m, float *y, int64_t n);
-    /* f32 -> f16 / bf16, round to nearest even (as ggml) */
-    void (*to_f16)(const float *x, uint16_t *y, int64_t n);
-    void (*to_bf16)(const float *x, uint16_t *y, int64_t n);
-    /* dot products of two rows of one type */
-    float (*dot_f32)(const float *a, const float *b, int64_t n);
-    float (*dot_f16)(const uint16_t *a, const uint16_t *b, int64_t n);
-    float (*dot_bf16)(const uint16_t *a, const uint16_t *b, int64_t n);
     /* y += a * x */
     void (*axpy_f32)(float a, const float *x, float *y, int64_t n);
     void (*axpy_f16)(float a, const uint16_t *x, float *y, int64_t n);

@@ -10,7 +10,6 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "base/half.h"
 
 #define PL_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -125,80 +124,7 @@ PL_AVX2 static double a_exp_sum(const float *x, float m, float *y, int64_t n) {
     return sum;
 }
 
-PL_AVX2 static void a_to_f16(const float *x, uint16_t *y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) y[i] = pl_f32_to_f16(x[i]);
-}
-
-PL_AVX2 static void a_to_bf16(const float *x, uint16_t *y, int64_t n) {
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(64);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256i u = _mm256_loadu_si256((const __m256i *)(x + i));
-        const __m256i hi = _mm256_srli_epi32(u, 16);
-        const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(half, _mm256_and_si256(hi, one))), 16);
-        const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
-        const __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, quiet), is_nan);
-        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8);
-        _mm_storeu_si128((__m128i *)(y + i), _mm256_castsi256_si128(packed));
-    }
-    for (; i < n; i++) y[i] = pl_f32_to_bf16(x[i]);
-}
-
-PL_AVX2 static float a_dot_f32(const float *a, const float *b, int64_t n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
-    }
-    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    float sum = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-    for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
 PL_AVX2 static inline __m256 load_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
-
-PL_AVX2 static float a_dot_f16(const uint16_t *a, const uint16_t *b, int64_t n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_fmadd_ps(load_f16(a + i), load_f16(b + i), s0);
-        s1 = _mm256_fmadd_ps(load_f16(a + i + 8), load_f16(b + i + 8), s1);
-        s2 = _mm256_fmadd_ps(load_f16(a + i + 16), load_f16(b + i + 16), s2);
-        s3 = _mm256_fmadd_ps(load_f16(a + i + 24), load_f16(b + i + 24), s3);
-    }
-    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(load_f16(a + i), load_f16(b + i), s0);
-    float sum = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-    for (; i < n; i++) sum += _cvtsh_ss(a[i]) * _cvtsh_ss(b[i]);
-    return sum;
-}
-
-PL_AVX2 static inline __m256 load_bf16(const uint16_t *p) {
-    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
-}
-
-PL_AVX2 static float a_dot_bf16(const uint16_t *a, const uint16_t *b, int64_t n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_fmadd_ps(load_bf16(a + i), load_bf16(b + i), s0);
-        s1 = _mm256_fmadd_ps(load_bf16(a + i + 8), load_bf16(b + i + 8), s1);
-        s2 = _mm256_fmadd_ps(load_bf16(a + i + 16), load_bf16(b + i + 16), s2);
-        s3 = _mm256_fmadd_ps(load_bf16(a + i + 24), load_bf16(b + i + 24), s3);
-    }
-    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(load_bf16(a + i), load_bf16(b + i), s0);
-    float sum = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-    for (; i < n; i++) sum += pl_bf16_to_f32(a[i]) * pl_bf16_to_f32(b[i]);
-    return sum;
-}
 
 PL_AVX2 static void a_axpy_f32(float a, const float *x, float *y, int64_t n) {
     const __m256 va = _mm256_set1_ps(a);
@@ -223,11 +149,6 @@ static const pl_cpu_isa avx2 = {
     .silu_mul = a_silu_mul,
     .max = a_max,
     .exp_sum = a_exp_sum,
-    .to_f16 = a_to_f16,
-    .to_bf16 = a_to_bf16,
-    .dot_f32 = a_dot_f32,
-    .dot_f16 = a_dot_f16,
-    .dot_bf16 = a_dot_bf16,
     .axpy_f32 = a_axpy_f32,
     .axpy_f16 = a_axpy_f16,
 };

@@ -10,7 +10,6 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "base/half.h"
 
 #define PL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
 
@@ -110,85 +109,8 @@ PL_AVX512 static double v_exp_sum(const float *x, float mx, float *y, int64_t n)
     return (double)_mm512_reduce_add_ps(s);
 }
 
-PL_AVX512 static void v_to_f16(const float *x, uint16_t *y, int64_t n) {
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = tail_mask(n - i);
-        const __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm256_mask_storeu_epi16(y + i, m, h);
-    }
-}
-
-PL_AVX512 static void v_to_bf16(const float *x, uint16_t *y, int64_t n) {
-    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff), quiet = _mm512_set1_epi32(64);
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = tail_mask(n - i);
-        const __m512i u = _mm512_maskz_loadu_epi32(m, x + i);
-        const __m512i hi = _mm512_srli_epi32(u, 16);
-        const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(half, _mm512_and_si512(hi, one))), 16);
-        const __mmask16 is_nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs_mask), inf);
-        const __m512i r = _mm512_mask_blend_epi32(is_nan, rounded, _mm512_or_si512(hi, quiet));
-        _mm256_mask_storeu_epi16(y + i, m, _mm512_cvtepi32_epi16(r));
-    }
-}
-
-PL_AVX512 static float v_dot_f32(const float *a, const float *b, int64_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
-    }
-    for (; i < n; i += 16) {
-        const __mmask16 m = tail_mask(n - i);
-        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
-
 PL_AVX512 static inline __m512 load_f16(const uint16_t *p, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-}
-
-PL_AVX512 static float v_dot_f16(const uint16_t *a, const uint16_t *b, int64_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
-    int64_t i = 0;
-    const __mmask16 all = 0xffff;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(load_f16(a + i, all), load_f16(b + i, all), s0);
-        s1 = _mm512_fmadd_ps(load_f16(a + i + 16, all), load_f16(b + i + 16, all), s1);
-        s2 = _mm512_fmadd_ps(load_f16(a + i + 32, all), load_f16(b + i + 32, all), s2);
-        s3 = _mm512_fmadd_ps(load_f16(a + i + 48, all), load_f16(b + i + 48, all), s3);
-    }
-    for (; i < n; i += 16) {
-        const __mmask16 m = tail_mask(n - i);
-        s0 = _mm512_fmadd_ps(load_f16(a + i, m), load_f16(b + i, m), s0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
-
-PL_AVX512 static inline __m512 load_bf16(const uint16_t *p, __mmask16 m) {
-    const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-
-PL_AVX512 static float v_dot_bf16(const uint16_t *a, const uint16_t *b, int64_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
-    int64_t i = 0;
-    const __mmask16 all = 0xffff;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(load_bf16(a + i, all), load_bf16(b + i, all), s0);
-        s1 = _mm512_fmadd_ps(load_bf16(a + i + 16, all), load_bf16(b + i + 16, all), s1);
-        s2 = _mm512_fmadd_ps(load_bf16(a + i + 32, all), load_bf16(b + i + 32, all), s2);
-        s3 = _mm512_fmadd_ps(load_bf16(a + i + 48, all), load_bf16(b + i + 48, all), s3);
-    }
-    for (; i < n; i += 16) {
-        const __mmask16 m = tail_mask(n - i);
-        s0 = _mm512_fmadd_ps(load_bf16(a + i, m), load_bf16(b + i, m), s0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
 }
 
 PL_AVX512 static void v_axpy_f32(float a, const float *x, float *y, int64_t n) {
@@ -216,11 +138,6 @@ static const pl_cpu_isa avx512 = {
     .silu_mul = v_silu_mul,
     .max = v_max,
     .exp_sum = v_exp_sum,
-    .to_f16 = v_to_f16,
-    .to_bf16 = v_to_bf16,
-    .dot_f32 = v_dot_f32,
-    .dot_f16 = v_dot_f16,
-    .dot_bf16 = v_dot_bf16,
     .axpy_f32 = v_axpy_f32,
     .axpy_f16 = v_axpy_f16,
 };

@@ -55,25 +55,6 @@ static double g_exp_sum(const float *x, float m, float *y, int64_t n) {
     return sum;
 }
 
-static void g_to_f16(const float *x, uint16_t *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = pl_f32_to_f16(x[i]);
-}
-
-static void g_to_bf16(const float *x, uint16_t *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = pl_f32_to_bf16(x[i]);
-}
-
-static float g_dot_f32(const float *a, const float *b, int64_t n) {
-    float s[8] = {0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) s[k] += a[i + k] * b[i + k];
-    float sum = 0.0f;
-    for (int k = 0; k < 8; k++) sum += s[k];
-    for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
 /* f16 -> f32 through a table of all 65536 values, filled once (the bit
  * decode with its branches would dominate the dot product otherwise). */
 static float f16_table[65536];
@@ -86,27 +67,6 @@ static const float *f16_lut(void) {
         __atomic_store_n(&f16_table_ready, 1, __ATOMIC_RELEASE);
     }
     return f16_table;
-}
-
-static float g_dot_f16(const uint16_t *a, const uint16_t *b, int64_t n) {
-    const float *t = f16_lut();
-    float s[4] = {0};
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) s[k] += t[a[i + k]] * t[b[i + k]];
-    float sum = (s[0] + s[1]) + (s[2] + s[3]);
-    for (; i < n; i++) sum += t[a[i]] * t[b[i]];
-    return sum;
-}
-
-static float g_dot_bf16(const uint16_t *a, const uint16_t *b, int64_t n) {
-    float s[4] = {0};
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) s[k] += pl_bf16_to_f32(a[i + k]) * pl_bf16_to_f32(b[i + k]);
-    float sum = (s[0] + s[1]) + (s[2] + s[3]);
-    for (; i < n; i++) sum += pl_bf16_to_f32(a[i]) * pl_bf16_to_f32(b[i]);
-    return sum;
 }
 
 static void g_axpy_f32(float a, const float *x, float *y, int64_t n) {
@@ -127,11 +87,6 @@ static const pl_cpu_isa generic = {
     .silu_mul = g_silu_mul,
     .max = g_max,
     .exp_sum = g_exp_sum,
-    .to_f16 = g_to_f16,
-    .to_bf16 = g_to_bf16,
-    .dot_f32 = g_dot_f32,
-    .dot_f16 = g_dot_f16,
-    .dot_bf16 = g_dot_bf16,
     .axpy_f32 = g_axpy_f32,
     .axpy_f16 = g_axpy_f16,
 };
