@@ -7,7 +7,11 @@
 # {% generation %} tag, HF's own tojson filter, raise_exception and
 # strftime_now), and writes what came out for pocketllm to be compared with.
 #
-# usage: jinja2_reference.py TEMPLATE_DIR CASES.json OUT_DIR
+# usage: jinja2_reference.py TEMPLATE_DIR CASES.json OUT_DIR [--random N --seed S]
+#
+# --random N adds N generated conversations (a seeded mix of roles, texts
+# with Unicode, whitespace and Jinja-like syntax, reasoning, tool calls with
+# nested arguments, tools, add_generation_prompt and enable_thinking).
 #
 # Writes, for each template T (file name without .jinja) and case C:
 #   OUT_DIR/T/C.out   the rendered text (UTF-8), when rendering succeeded
@@ -103,6 +107,65 @@ def pocketllm_args(spec, case, casedir, tool_set, extra, vars_path):
     return "\n".join(args) + "\n"
 
 
+RANDOM_TEXTS = [
+    "Hello", "  spaced  ", "\n\nnewlines\n", "Grüße 世界 🚀", "{{ not jinja }}", "{% raw %}", "a\tb", "",
+    "'quotes' \"double\"", "<think>\nhidden\n</think>\n\nvisible", "ΣΊΣΥΦΟΣ", "x" * 50, "line1\nline2",
+    "<tool_call>", "\\u00e9 backslash \\", "ß ﬁ İ", "<tool_response>r</tool_response>", "0", "None", "True",
+]
+
+
+def random_cases(n, seed):
+    """n seeded random conversations (the same n and seed give the same ones
+    on one Python; the comparison never needs more than that)."""
+    import random
+    rnd = random.Random(seed)
+
+    def value(depth=0):
+        r = rnd.random()
+        if depth > 2 or r < 0.3:
+            return rnd.choice(RANDOM_TEXTS)
+        if r < 0.4:
+            return rnd.randint(-5, 1000)
+        if r < 0.5:
+            return rnd.choice([1.5, 0.1, 1e-7, 2.0, -3.25, 1e20])
+        if r < 0.6:
+            return rnd.choice([True, False, None])
+        if r < 0.8:
+            return [value(depth + 1) for _ in range(rnd.randint(0, 3))]
+        return {rnd.choice(["a", "b", "city", "unit", "nested", "é"]): value(depth + 1) for _ in range(rnd.randint(0, 3))}
+
+    def tool_call():
+        args = {k: value(1) for k in rnd.sample(["city", "unit", "days", "q", "opts"], rnd.randint(0, 3))}
+        if rnd.random() < 0.2:
+            args = json.dumps(args)
+        return {"id": "call%05d" % rnd.randint(0, 99999), "type": "function",
+                "function": {"name": rnd.choice(["get_weather", "search", "f"]), "arguments": args}}
+
+    cases = []
+    for k in range(n):
+        msgs = []
+        if rnd.random() < 0.5:
+            msgs.append({"role": "system", "content": rnd.choice(RANDOM_TEXTS)})
+        for _ in range(rnd.randint(1, 5)):
+            msgs.append({"role": "user", "content": rnd.choice(RANDOM_TEXTS)})
+            if rnd.random() < 0.7:
+                m = {"role": "assistant", "content": rnd.choice(RANDOM_TEXTS + [None])}
+                if rnd.random() < 0.3:
+                    m["reasoning_content"] = rnd.choice(RANDOM_TEXTS)
+                msgs.append(m)
+                if rnd.random() < 0.3:
+                    m["tool_calls"] = [tool_call() for _ in range(rnd.randint(1, 2))]
+                    for tc in m["tool_calls"]:
+                        msgs.append({"role": "tool", "tool_call_id": tc["id"], "content": rnd.choice(RANDOM_TEXTS)})
+        c = {"name": "random%03d" % k, "add_generation_prompt": rnd.random() < 0.6, "messages": msgs}
+        if rnd.random() < 0.5:
+            c["enable_thinking"] = rnd.random() < 0.5
+        if rnd.random() < 0.4:
+            c["tools"] = "WEATHER"
+        cases.append(c)
+    return cases
+
+
 def one_line(e):
     return (type(e).__name__ + ": " + str(e)).replace("\n", " ")
 
@@ -113,12 +176,18 @@ def write(path, data):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.stderr.write("usage: jinja2_reference.py TEMPLATE_DIR CASES.json OUT_DIR\n")
+    args = sys.argv[1:]
+    n_random, seed = 0, 0
+    if len(args) == 7 and args[3] == "--random" and args[5] == "--seed":
+        n_random, seed = int(args[4]), int(args[6])
+        args = args[:3]
+    if len(args) != 3:
+        sys.stderr.write("usage: jinja2_reference.py TEMPLATE_DIR CASES.json OUT_DIR [--random N --seed S]\n")
         return 2
-    tdir, cases_path, out = sys.argv[1:]
+    tdir, cases_path, out = args
     with open(cases_path, encoding="utf-8") as f:
         spec = json.load(f)
+    spec["cases"] += random_cases(n_random, seed)
     now = datetime.strptime(spec["now"], "%Y-%m-%dT%H:%M:%S")
     env = make_environment(now)
 

@@ -6,7 +6,8 @@
 # is either identical on every conversation (or rejects the same
 # conversations jinja2 rejects) or refused when loaded with the construct
 # named; the Qwen3, Llama 3.x, MiniCPM5, DeepSeek and Gemma templates must
-# not be refused.  A few templates also go through the `pocketllm template`
+# not be refused.  Besides the fixed conversations, 25 seeded random ones
+# (roles, Unicode, reasoning, tool calls with nested arguments...).  A few templates also go through the `pocketllm template`
 # command line.  Needs the oracle bundle (not its binary) and python3-jinja2;
 # a missing one fails the test, unless POCKETLLM_NO_ORACLE=1 skips it.
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -30,7 +31,8 @@ REF=$PL_TMP/ref
 
 # the reference: jinja2 renders every template for every conversation
 ok
-if ! $PY "$HERE/jinja2_reference.py" "$TEMPLATES" "$HERE/template_cases.json" "$REF" 2>"$PL_TMP/ref.err"; then
+if ! $PY "$HERE/jinja2_reference.py" "$TEMPLATES" "$HERE/template_cases.json" "$REF" --random 25 --seed 1 \
+        2>"$PL_TMP/ref.err"; then
     fail "jinja2_reference.py failed: $(head -c 400 "$PL_TMP/ref.err")"
     done_testing; exit 1
 fi
@@ -55,9 +57,10 @@ while IFS= read -r line; do
     echo "$line" | grep -qE 'line [0-9]+, column [0-9]+' || fail "a refusal without a position: $line"
 done < <(grep '^REFUSED ' "$PL_TMP/check.out")
 
-# the command line on a few templates, all cases
+# the command line on a few templates, the fixed cases
 for stem in Qwen-Qwen3-0.6B meta-llama-Llama-3.1-8B-Instruct google-gemma-2-2b-it; do
     for args in "$REF/$stem"/*.args; do
+        case $(basename "$args") in random*) continue ;; esac
         c=${args%.args}
         mapfile -t flags <"$args"
         ok
