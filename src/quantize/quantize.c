@@ -148,13 +148,15 @@ static void slab_fail(slab_job *j, pocketllm_status st, const char *msg) {
     }
 }
 
-static void slab_run(void *ctx, int ith, int nth) {
+/* Chunk `chunk` of the slab's rows, on thread `thread` (whose scratch it
+ * uses).  Threads claim chunks, so a descheduled thread delays nobody. */
+static void slab_run(void *ctx, int chunk, int n_chunks, int thread) {
     slab_job *j = ctx;
     long long lo, hi;
-    pl_pool_split(j->nrows, ith, nth, &lo, &hi);
+    pl_pool_split(j->nrows, chunk, n_chunks, &lo, &hi);
     const pl_gguf_tensor *t = j->it->t;
     const pl_type_traits *from = pl_type_get(t->type), *to = pl_type_get(j->it->to);
-    float *f32 = j->scratch[ith], *check = f32 + j->n_per_row;
+    float *f32 = j->scratch[thread], *check = f32 + j->n_per_row;
     void *raw = check + j->n_per_row;
     for (long long r = lo; r < hi && !atomic_load(&j->failed); r++) {
         int64_t row = j->row0 + r;
@@ -248,7 +250,10 @@ static pocketllm_status convert_tensor(run *R, const pl_quant_item *it) {
     for (int64_t r0 = 0; r0 < nrows; r0 += per_slab) {
         j.row0 = r0;
         j.nrows = nrows - r0 < per_slab ? nrows - r0 : per_slab;
-        pl_pool_run(R->pool, slab_run, &j);
+        /* a few chunks per thread, for balance; never more than rows */
+        int64_t n_chunks = 4 * (int64_t)R->n_threads;
+        if (n_chunks > j.nrows) n_chunks = j.nrows;
+        pl_pool_run_chunks(R->pool, slab_run, &j, (int)n_chunks);
         if (atomic_load(&j.failed)) return pl_fail(j.status, "%s", j.message);
         pocketllm_status st =
             pocketllm_gguf_writer_write_data(R->w, j.out, (size_t)j.nrows * (size_t)j.out_row_bytes);
