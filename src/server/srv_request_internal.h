@@ -1,0 +1,44 @@
+/*
+ * srv_request_internal.h -- what the two halves of the request handler
+ * share: srv_request.c (the fields, one by one, and the assembly) and
+ * srv_prompt.c (messages through the chat template, prompts through the
+ * tokenizer, the context check).
+ */
+#ifndef PL_SRV_REQUEST_INTERNAL_H
+#define PL_SRV_REQUEST_INTERNAL_H
+
+#include <cjson/cJSON.h>
+
+#include "srv_request.h"
+
+/* What the field handlers collect before the request is assembled. */
+typedef struct pctx {
+    const srv_model *m;
+    srv_kind kind;
+    srv_request *r;
+    srv_error *e;
+    const cJSON *messages, *prompt;
+    int64_t max_tokens, max_completion_tokens; /* -1: not given */
+    bool logprobs_flag;                        /* chat: logprobs: true */
+    int64_t logprobs_n;                        /* completions: logprobs: N (-1: not given) */
+    int64_t top_logprobs;                      /* chat (-1: not given) */
+    int64_t best_of;                           /* -1: not given */
+    bool stream_options_given;
+    int enable_thinking;                       /* -1: not given */
+    cJSON *template_vars;                      /* chat_template_kwargs without enable_thinking (owned) */
+} pctx;
+
+/* Typed reads of a JSON value: false (and e filled) when it is not one. */
+bool srv_want_bool(pctx *c, const cJSON *v, const char *name, bool *out);
+bool srv_want_number(pctx *c, const cJSON *v, const char *name, double lo, double hi, double *out);
+bool srv_want_int(pctx *c, const cJSON *v, const char *name, int64_t lo, int64_t hi, int64_t *out);
+/* A string that is valid UTF-8 (JSON escapes decoded). */
+bool srv_want_string(pctx *c, const cJSON *v, const char *name, const char **out);
+
+/* The prompts of the request (srv_prompt.c). */
+bool srv_build_chat_prompt(pctx *c);
+bool srv_build_completion_prompts(pctx *c);
+/* Every prompt fits the context with room for the completion. */
+bool srv_context_checks(pctx *c);
+
+#endif
