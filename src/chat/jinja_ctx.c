@@ -29,9 +29,23 @@ pl_jinja_ctx *pl_jinja_ctx_new(const pl_jinja_limits *limits) {
     return x;
 }
 
+/* Large text buffers come from malloc, unzeroed (the arena zeroes every
+ * allocation), on a list the context frees. */
+typedef struct big_block {
+    struct big_block *next;
+    size_t pad_; /* keeps the payload 16-byte aligned */
+} big_block;
+
+#define BIG_BLOCK_MIN (64u * 1024u)
+
 void pl_jinja_ctx_free(pl_jinja_ctx *x) {
     if (!x) return;
     pl_arena_free(&x->arena);
+    for (big_block *b = x->big; b;) {
+        big_block *n = b->next;
+        free(b);
+        b = n;
+    }
     free(x);
 }
 
@@ -91,11 +105,26 @@ static void jbuf_reserve(pl_jx *x, pl_jbuf *b, size_t more) {
         if (cap > SIZE_MAX / 2) pl_jx_raise(x, POCKETLLM_ERR_NO_MEMORY, "text too long");
         cap *= 2;
     }
-    char *p = pl_jx_alloc(x, cap);
+    char *p;
+    if (cap >= BIG_BLOCK_MIN) {
+        if (cap > x->lim.max_memory || x->mem_used > x->lim.max_memory - cap)
+            pl_jx_raise(x, POCKETLLM_ERR_NO_MEMORY, "the template needs more than %zu bytes of memory (limit)",
+                        x->lim.max_memory);
+        big_block *blk = malloc(sizeof *blk + cap);
+        if (!blk) pl_jx_raise(x, POCKETLLM_ERR_NO_MEMORY, "out of memory");
+        blk->next = x->big;
+        x->big = blk;
+        x->mem_used += cap;
+        p = (char *)(blk + 1);
+    } else {
+        p = pl_jx_alloc(x, cap);
+    }
     if (b->len) memcpy(p, b->p, b->len);
     b->p = p;
     b->cap = cap;
 }
+
+void pl_jbuf_reserve(pl_jx *x, pl_jbuf *b, size_t more) { jbuf_reserve(x, b, more); }
 
 void pl_jbuf_put(pl_jx *x, pl_jbuf *b, const char *s, size_t n) {
     if (!n) return;

@@ -352,6 +352,7 @@ static pl_jv repeat(pl_jx *x, pl_jv seq, int64_t times) {
         if (__builtin_mul_overflow((uint64_t)seq.v.s->len, (uint64_t)times, &total) || total > x->lim.max_memory)
             pl_jx_raise(x, POCKETLLM_ERR_NO_MEMORY, "a repeated string beyond the memory limit");
         pl_jbuf b = {0};
+        if (total) pl_jbuf_reserve(x, &b, (size_t)total);
         for (int64_t i = 0; i < times; i++) pl_jbuf_put(x, &b, seq.v.s->s, seq.v.s->len);
         return pl_jv_str_markup(pl_jv_str_buf(x, &b), seq.flags & JV_MARKUP);
     }

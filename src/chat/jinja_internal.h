@@ -268,6 +268,7 @@ struct pl_jinja_ctx {
     /* the node being evaluated, for error positions */
     const pl_jnode *at;
     uintptr_t stack_base; /* where the entry point's frame is */
+    struct big_block *big; /* large text buffers (jinja_ctx.c) */
 };
 
 /* C stack one render may use below its entry point (deeper templates are
@@ -297,6 +298,8 @@ _Noreturn void pl_jx_raise(pl_jx *x, pocketllm_status st, const char *fmt, ...)
 void *pl_jx_alloc(pl_jx *x, size_t size);
 void *pl_jx_alloc_array(pl_jx *x, size_t n, size_t elem);
 void pl_jbuf_put(pl_jx *x, pl_jbuf *b, const char *s, size_t n);
+/* Room for `more` bytes past len. */
+void pl_jbuf_reserve(pl_jx *x, pl_jbuf *b, size_t more);
 void pl_jbuf_putc(pl_jx *x, pl_jbuf *b, char c);
 void pl_jbuf_printf(pl_jx *x, pl_jbuf *b, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Count one unit of work against the step limit. */
