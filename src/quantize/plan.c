@@ -44,8 +44,13 @@ pocketllm_status pl_quant_model_facts(const pl_gguf *g, pl_recipe_model *m) {
         return pl_fail(POCKETLLM_ERR_FORMAT, "%s is not a model checkpoint: it holds no tensors (a vocabulary-only file?)",
                        g->path);
     char key[192];
-    uint32_t n_layer, nextn, n_head, n_head_kv;
+    uint32_t n_layer, nextn, n_head, n_head_kv, n_split;
     pocketllm_status st;
+    /* one file of a split model holds only some tensors */
+    if ((st = key_u32(g, "split.count", 1, &n_split))) return st;
+    if (n_split > 1)
+        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s is one of %u files of a split model; merge them first "
+                       "(llama-gguf-split --merge)", g->path, n_split);
     snprintf(key, sizeof key, "%s.block_count", arch);
     if (!pl_gguf_get(g, key))
         return pl_fail(POCKETLLM_ERR_FORMAT, "%s is not a model checkpoint: it has no %s", g->path, key);
@@ -159,7 +164,12 @@ pocketllm_status pl_quant_plan_make(const pl_gguf *g, const pl_quant_options *o,
     for (uint64_t i = 0; i < plan->n_items && !st; i++) {
         pl_quant_item *it = &plan->items[i];
         const pl_gguf_tensor *t = it->t;
+        /* written as ggml counts them (llama.cpp drops trailing extents of
+         * 1), but an extent of 0 is kept: without it the header would
+         * promise data the tensor does not have */
         it->n_dims = pl_recipe_n_dims(t->ne);
+        for (uint32_t d = it->n_dims; d < 4; d++)
+            if (t->ne[d] == 0) it->n_dims = d + 1;
         if ((st = pl_recipe_choose(&plan->rs, t->name, t->type, t->ne, &it->to))) break;
         bool allowed = pl_recipe_allows_quantization(&plan->rs, t->name, t->ne);
         /* without any imatrix llama.cpp refuses up front, whatever the

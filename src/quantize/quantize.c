@@ -163,6 +163,17 @@ static void slab_run(void *ctx, int chunk, int n_chunks, int thread) {
         /* the mapping may be unaligned for the element type: copy first */
         memcpy(raw, t->data + (uint64_t)row * j->in_row_bytes, (size_t)j->in_row_bytes);
         from->to_float(raw, f32, j->n_per_row);
+        /* the encoders turn floats into integers: a nan or inf would be
+         * undefined behaviour there (llama.cpp's too), so it stops here */
+        for (int64_t k = 0; k < j->n_per_row; k++) {
+            if (!isfinite(f32[k])) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "quantize: %s row %" PRId64 " holds a value that is not a finite number",
+                         t->name, row);
+                slab_fail(j, POCKETLLM_ERR_FORMAT, msg);
+                return;
+            }
+        }
         const float *im = j->it->imatrix ? j->it->imatrix + (row / j->rows_per_expert) * j->n_per_row : NULL;
         uint8_t *dst = j->out + (uint64_t)r * j->out_row_bytes;
         pocketllm_status st = pl_quant_from_float(j->it->to, f32, dst, 1, j->n_per_row, im);
@@ -227,6 +238,7 @@ static void release(const run *R, const uint8_t *p, uint64_t n) {
 
 static pocketllm_status convert_tensor(run *R, const pl_quant_item *it) {
     const pl_gguf_tensor *t = it->t;
+    if (t->n_elements == 0) return POCKETLLM_OK; /* a 0-row tensor: only its type changes */
     slab_job j;
     memset(&j, 0, sizeof j);
     j.it = it;
