@@ -50,8 +50,11 @@ static void *hold(keep *k, void *p) {
     return p;
 }
 
+/* A tensor of n0 x n1 (a vector when n1 is 0) filled uniformly in [lo, hi]. */
 static pocketllm_status add(pocketllm_gguf_writer *w, keep *k, pl_rng *r, const char *name, int64_t n0, int64_t n1,
                             uint32_t type, float lo, float hi) {
+    const uint32_t n_dims = n1 ? 2 : 1;
+    if (!n1) n1 = 1;
     const int64_t n = n0 * n1;
     float *f = malloc((size_t)n * sizeof *f);
     if (!f) return POCKETLLM_ERR_NO_MEMORY;
@@ -89,7 +92,7 @@ static pocketllm_status add(pocketllm_gguf_writer *w, keep *k, pl_rng *r, const 
     }
     if (!hold(k, data)) return POCKETLLM_ERR_NO_MEMORY;
     const int64_t ne[2] = {n0, n1};
-    return pocketllm_gguf_writer_add_tensor(w, name, type, n1 == 1 ? 1 : 2, ne, data);
+    return pocketllm_gguf_writer_add_tensor(w, name, type, n_dims, ne, data);
 }
 
 static pocketllm_status set_u32(pocketllm_gguf_writer *w, const char *arch, const char *key, int64_t v) {
@@ -146,24 +149,24 @@ pocketllm_status tiny_model_write(const tiny_model_spec *s, const char *path) {
     }
     const float m_in = sqrtf(3.0f / (float)s->n_embd), m_q = sqrtf(3.0f / (float)q), m_ff = sqrtf(3.0f / (float)s->n_ff);
     if (!st) st = add(w, &k, &r, "token_embd.weight", s->n_embd, n_vocab, s->type, -1, 1);
-    if (!st) st = add(w, &k, &r, "output_norm.weight", s->n_embd, 1, PL_TYPE_F32, 0.9f, 1.1f);
+    if (!st) st = add(w, &k, &r, "output_norm.weight", s->n_embd, 0, PL_TYPE_F32, 0.9f, 1.1f);
     if (!st && !s->tied) st = add(w, &k, &r, "output.weight", s->n_embd, n_vocab, s->type, -m_in, m_in);
-    if (!st && s->rope_freqs) st = add(w, &k, &r, "rope_freqs.weight", n_rot / 2, 1, PL_TYPE_F32, 1.0f, 8.0f);
+    if (!st && s->rope_freqs) st = add(w, &k, &r, "rope_freqs.weight", n_rot / 2, 0, PL_TYPE_F32, 1.0f, 8.0f);
     for (int64_t l = 0; !st && l < s->n_layer; l++) {
         char n[96];
 #define T(suffix, n0, n1, type, lo, hi) \
     (snprintf(n, sizeof n, "blk.%lld." suffix, (long long)l), add(w, &k, &r, n, n0, n1, type, lo, hi))
-        st = T("attn_norm.weight", s->n_embd, 1, PL_TYPE_F32, 0.9f, 1.1f);
+        st = T("attn_norm.weight", s->n_embd, 0, PL_TYPE_F32, 0.9f, 1.1f);
         if (!st) st = T("attn_q.weight", s->n_embd, q, s->type, -m_in, m_in);
         if (!st) st = T("attn_k.weight", s->n_embd, kv, s->type, -m_in, m_in);
         if (!st) st = T("attn_v.weight", s->n_embd, kv, s->type, -m_in, m_in);
-        if (!st && s->qkv_bias) st = T("attn_q.bias", q, 1, PL_TYPE_F32, -0.1f, 0.1f);
-        if (!st && s->qkv_bias) st = T("attn_k.bias", kv, 1, PL_TYPE_F32, -0.1f, 0.1f);
-        if (!st && s->qkv_bias) st = T("attn_v.bias", kv, 1, PL_TYPE_F32, -0.1f, 0.1f);
-        if (!st && !strcmp(a, "qwen3")) st = T("attn_q_norm.weight", s->head_dim, 1, PL_TYPE_F32, 0.9f, 1.1f);
-        if (!st && !strcmp(a, "qwen3")) st = T("attn_k_norm.weight", s->head_dim, 1, PL_TYPE_F32, 0.9f, 1.1f);
+        if (!st && s->qkv_bias) st = T("attn_q.bias", q, 0, PL_TYPE_F32, -0.1f, 0.1f);
+        if (!st && s->qkv_bias) st = T("attn_k.bias", kv, 0, PL_TYPE_F32, -0.1f, 0.1f);
+        if (!st && s->qkv_bias) st = T("attn_v.bias", kv, 0, PL_TYPE_F32, -0.1f, 0.1f);
+        if (!st && !strcmp(a, "qwen3")) st = T("attn_q_norm.weight", s->head_dim, 0, PL_TYPE_F32, 0.9f, 1.1f);
+        if (!st && !strcmp(a, "qwen3")) st = T("attn_k_norm.weight", s->head_dim, 0, PL_TYPE_F32, 0.9f, 1.1f);
         if (!st) st = T("attn_output.weight", q, s->n_embd, s->type, -m_q, m_q);
-        if (!st) st = T("ffn_norm.weight", s->n_embd, 1, PL_TYPE_F32, 0.9f, 1.1f);
+        if (!st) st = T("ffn_norm.weight", s->n_embd, 0, PL_TYPE_F32, 0.9f, 1.1f);
         if (!st) st = T("ffn_gate.weight", s->n_embd, s->n_ff, s->type, -m_in, m_in);
         if (!st) st = T("ffn_up.weight", s->n_embd, s->n_ff, s->type, -m_in, m_in);
         if (!st) st = T("ffn_down.weight", s->n_ff, s->n_embd, s->type, -m_ff, m_ff);
