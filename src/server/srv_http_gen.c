@@ -35,7 +35,14 @@ static enum MHD_Result whole(srv_http *h, struct MHD_Connection *conn, srv_task 
     for (;;) {
         srv_sched_poll(h->s, t, POLL_MS, &u);
         if (u.done || u.failed) break;
-        if (atomic_load(&h->stopping) || srv_http_client_gone(conn)) {
+        if (atomic_load(&h->stopping)) {
+            srv_sched_release(h->s, t);
+            srv_update_free(&u);
+            srv_fail(&e, 503, NULL, "the server is stopping");
+            *status = 503;
+            return srv_http_reply_json(conn, 503, srv_json_error(&e));
+        }
+        if (srv_http_client_gone(conn)) {
             /* nobody to answer: dropping the task cancels it */
             srv_sched_release(h->s, t);
             srv_update_free(&u);
