@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -362,7 +363,34 @@ static bool reply(chat *c) {
 
 /* ---- the loop ------------------------------------------------------------------------ */
 
-/* One line of input (with '\' continuations); NULL at EOF or Ctrl-C. */
+/* Wait until the terminal has input; false when Ctrl-C comes first.
+ * SIGINT stays blocked except inside pselect, so that it cannot land
+ * between the check of the flag and the wait (and be missed by a read
+ * that then blocks). */
+static bool wait_for_input(void) {
+    sigset_t block, orig;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigprocmask(SIG_BLOCK, &block, &orig);
+    bool ready = false;
+    while (!interrupted) {
+        fd_set rd;
+        FD_ZERO(&rd);
+        FD_SET(0, &rd);
+        int r = pselect(1, &rd, NULL, NULL, NULL, &orig);
+        if (r > 0) {
+            ready = true;
+            break;
+        }
+        if (r < 0 && errno != EINTR) break;
+    }
+    sigprocmask(SIG_SETMASK, &orig, NULL);
+    return ready && !interrupted;
+}
+
+/* One line of input (with '\' continuations); NULL at EOF or Ctrl-C.  On a
+ * terminal a line arrives whole, so waiting on the descriptor before
+ * reading never leaves buffered input behind. */
 static char *read_input(bool tty) {
     srv_buf b = {0};
     char *line = NULL;
@@ -372,7 +400,11 @@ static char *read_input(bool tty) {
             fputs(b.n ? ". " : "> ", stdout);
             fflush(stdout);
         }
-        errno = 0;
+        if (tty && !wait_for_input()) {
+            free(line);
+            srv_buf_free(&b);
+            return NULL;
+        }
         ssize_t k = getline(&line, &cap, stdin);
         if (k < 0 || interrupted) {
             free(line);
