@@ -5,7 +5,7 @@
  *
  *   pl_tinymodel OUT [--arch A] [--type f32|f16|bf16|q8_0] [--tied] [--qkv-bias]
  *                [--n-embd N] [--n-layer N] [--n-head N] [--n-head-kv N] [--head-dim N]
- *                [--n-ff N] [--n-rot N] [--rope-freqs] [--seed S] [--vocab-from GGUF]
+ *                [--n-ff N] [--n-rot N] [--n-vocab N] [--rope-freqs] [--seed S] [--vocab-from GGUF]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--head-dim")) dim = &s.head_dim;
         else if (!strcmp(a, "--n-ff")) dim = &s.n_ff;
         else if (!strcmp(a, "--n-rot")) dim = &s.n_rot;
+        else if (!strcmp(a, "--n-vocab")) dim = &s.n_vocab;
         else {
             fprintf(stderr, "pl_tinymodel: unknown option %s\n", a);
             return 2;
