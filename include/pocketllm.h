@@ -344,8 +344,9 @@ typedef struct pocketllm_sampler_params {
 } pocketllm_sampler_params;
 
 POCKETLLM_API pocketllm_sampler_params pocketllm_sampler_default_params(void);
-/* Fails with POCKETLLM_ERR_INVALID_ARGUMENT for a parameter out of range
- * (negative or non-finite penalties, top_p or min_p outside [0, 1]). */
+/* Fails with POCKETLLM_ERR_INVALID_ARGUMENT for a parameter out of range: a
+ * repeat penalty that is not a positive number, a non-finite temperature or
+ * penalty, top_p or min_p outside [0, 1], penalty_last_n below -1. */
 POCKETLLM_API pocketllm_status pocketllm_sampler_new(const pocketllm_sampler_params *params, pocketllm_sampler **out);
 POCKETLLM_API void pocketllm_sampler_free(pocketllm_sampler *s);
 /* The next id from n_vocab logits (left unchanged).  Does not record it:
