@@ -458,6 +458,169 @@ POCKETLLM_API const char *pocketllm_quantize_name(uint32_t i, int *is_recipe, co
 POCKETLLM_API int pocketllm_quantize_type_known(const char *type);
 
 /* ------------------------------------------------------------------ */
+/* Evaluation: perplexity, KL divergence, importance matrix, fit       */
+/* ------------------------------------------------------------------ */
+
+/* Bytes a session holds: its KV cache, activation scratch, logits rows
+ * and the backend's own scratch -- the sizes it allocated, summed. */
+POCKETLLM_API uint64_t pocketllm_session_memory(const pocketllm_session *s);
+
+/* Progress of a pass over a text: windows done of the total, and the
+ * perplexity so far. */
+typedef void (*pocketllm_eval_progress_fn)(void *user, uint32_t done, uint32_t total, double ppl);
+
+/* Perplexity as llama.cpp's llama-perplexity computes it: the text is
+ * tokenized (add_special, no parse_special), cut into windows of n_ctx
+ * tokens (the text must hold at least two), the first token of each window
+ * replaced by BOS when the vocabulary adds one; each window is evaluated
+ * from an empty cache and only its second half is scored (positions
+ * n_ctx/2 .. n_ctx-2 predict the next token), so every scored token has
+ * at least n_ctx/2 tokens of context.  PPL = exp(mean negative
+ * log-likelihood).
+ *
+ * Saved log-probabilities (save_logits) hold the tokens and, for every
+ * scored position, the log-softmax of the logits, in one of two layouts:
+ *   f32: "PLLOGP32", u32 version 1, u32 n_ctx, u32 n_vocab, u32 n_chunk,
+ *        i32 tokens[n_chunk * n_ctx], then per scored position n_vocab f32
+ *        log-probabilities -- exact: a model against its own file gives KL 0;
+ *   u16: llama.cpp's --kl-divergence-base file, byte for byte ("_logits_",
+ *        i32 n_ctx, n_vocab, n_chunk, the tokens, then per position two f32
+ *        (scale, minimum) and n_vocab u16 steps, padded to an even count,
+ *        covering the top 16 nats) -- half the size, log-probabilities within
+ *        1.3e-4, readable by llama-perplexity.
+ * Auto picks f32 up to 65536 tokens of vocabulary and u16 above (a f32 row
+ * of a 151936-token vocabulary is 594 KiB).
+ *
+ * With kl_base, the file's window size, vocabulary and tokens must match
+ * this run's; the result then adds the base's perplexity, the mean KL
+ * divergence KL(base || model) per scored position with its percentiles, and
+ * how often both put the same token first. */
+enum {
+    POCKETLLM_LOGITS_AUTO = 0,
+    POCKETLLM_LOGITS_F32 = 1,
+    POCKETLLM_LOGITS_U16 = 2
+};
+
+typedef struct pocketllm_perplexity_params {
+    uint32_t n_ctx;         /* window; 0 = 512 (llama-perplexity's default) */
+    uint32_t max_chunks;    /* windows to evaluate; 0 = all the text holds */
+    uint32_t kv_type;       /* as pocketllm_session_params (1 = f16, the default) */
+    int n_threads;          /* 0 = the model's */
+    const char *save_logits; /* write the log-probabilities here, or NULL */
+    uint32_t save_type;     /* POCKETLLM_LOGITS_* */
+    const char *kl_base;    /* compare against this saved file, or NULL */
+    pocketllm_eval_progress_fn progress; /* may be NULL */
+    void *progress_user;
+} pocketllm_perplexity_params;
+
+typedef struct pocketllm_perplexity_result {
+    uint64_t n_tokens;      /* tokens of the text */
+    uint32_t n_ctx, n_chunks;
+    uint64_t n_scored;      /* positions scored */
+    double ppl, ppl_err;    /* perplexity and its standard error, as llama.cpp prints them */
+    int has_kl;             /* the fields below are set (kl_base was given) */
+    double ppl_base;        /* the base model's perplexity on the same positions */
+    double kl_mean, kl_err; /* mean KL divergence (nats) and its standard error */
+    double kl_median, kl_p90, kl_p99, kl_max;
+    double top1, top1_err;  /* fraction of positions where the top token agrees */
+} pocketllm_perplexity_result;
+
+POCKETLLM_API pocketllm_perplexity_params pocketllm_perplexity_default_params(void);
+POCKETLLM_API pocketllm_status pocketllm_perplexity(pocketllm_model *model, const char *text, size_t len,
+                                                    const pocketllm_perplexity_params *params,
+                                                    pocketllm_perplexity_result *out);
+
+/* The importance matrix, as llama.cpp's llama-imatrix collects it: the
+ * text is cut into windows as for perplexity, every window evaluated with
+ * every position's output, and for every matrix multiplication by a
+ * weight whose name starts with "blk." (and output.weight with
+ * process_output) the squares of each input column summed over all tokens,
+ * with the token count.  Written in llama.cpp's GGUF imatrix format:
+ * tensors "<weight>.in_sum2" (f32, n_in) and "<weight>.counts" (f32, 1), in
+ * name order, general.type = "imatrix", imatrix.datasets, imatrix.chunk_count
+ * and imatrix.chunk_size -- the file llama-quantize --imatrix and
+ * pocketllm_quantize read.  The perplexity of the same pass goes to
+ * *ppl_out (may be NULL). */
+typedef struct pocketllm_imatrix_params {
+    uint32_t n_ctx;         /* window; 0 = 512 (llama-imatrix's default); at least 16 */
+    uint32_t max_chunks;    /* 0 = all */
+    int process_output;     /* collect output.weight too (llama-imatrix --process-output) */
+    int parse_special;      /* tokenize special-token text (llama-imatrix --parse-special) */
+    int n_threads;          /* 0 = the model's */
+    const char *dataset;    /* recorded in imatrix.datasets (the text file's name); NULL = none */
+    pocketllm_eval_progress_fn progress;
+    void *progress_user;
+} pocketllm_imatrix_params;
+
+POCKETLLM_API pocketllm_imatrix_params pocketllm_imatrix_default_params(void);
+POCKETLLM_API pocketllm_status pocketllm_imatrix(pocketllm_model *model, const char *text, size_t len,
+                                                 const pocketllm_imatrix_params *params, const char *out_path,
+                                                 double *ppl_out);
+
+/* Fit: the answer to "it does not fit" -- never offload, never split; go
+ * down the width ladder.  The rungs, best first: Q4_K_M, Q3_K_M, Q2_K,
+ * IQ2_XS, IQ2_XXS, IQ1_M, IQ1_S, TQ1_0 (pocketllm_fit_rung_recipe).  Each
+ * rung walked is quantized from the source (f32/f16/bf16) with the
+ * importance matrix (given, or collected from the evaluation text), then
+ * opened with a session of n_ctx positions and one token evaluated, and its
+ * memory measured: the file's mapping plus the heap the engine allocated
+ * for the model and the session (tokenizer, KV cache, scratch).  With an
+ * evaluation text each rung's KL divergence and top-1 agreement against the
+ * source are measured as pocketllm_perplexity does.  The chosen rung is the
+ * first (best) whose memory fits the budget; it is written to out_path.
+ * Without all, the walk stops there. */
+typedef struct pocketllm_fit_row {
+    const char *recipe;     /* "Q4_K_M", ...; "source" for the unquantized row */
+    const char *rung;       /* "Q4", "Q3", "Q2", "IQ2", "IQ1", "ternary"; "-" for the source */
+    int measured;           /* 0: skipped (see note) */
+    uint64_t file_bytes;
+    uint64_t weights_bytes; /* the file mapping the weights are used from */
+    uint64_t heap_bytes;    /* heap allocated opening the model and its session */
+    uint64_t session_bytes; /* of which the session (pocketllm_session_memory) */
+    uint64_t total_bytes;   /* weights_bytes + heap_bytes: what it needs */
+    int fits;               /* total_bytes <= the budget */
+    int evaluated;          /* the evaluation fields are set */
+    double ppl, kl_mean, kl_p99, top1;
+    const char *same_as;    /* an earlier rung whose tensors got the same types (the same file), or NULL */
+    const char *note;       /* why skipped, or a remark; NULL if none */
+    char types[160];        /* the tensor types of the file and how many of each: "f32:11 q4_K:25 ..." */
+} pocketllm_fit_row;
+
+typedef struct pocketllm_fit_params {
+    uint64_t memory;        /* the budget in bytes */
+    uint32_t n_ctx;         /* positions the session must hold; 0 = as pocketllm_session_new */
+    uint32_t kv_type;
+    const char *eval_text;  /* NULL: no KL divergence measured */
+    size_t eval_len;
+    uint32_t eval_ctx;      /* evaluation window; 0 = 512 */
+    uint32_t eval_chunks;   /* 0 = all */
+    const char *imatrix;    /* importance matrix file; NULL = collected from eval_text */
+    const char *out_path;   /* write the chosen rung here; NULL = report only */
+    const char *work_dir;   /* where rung files are made; NULL = out_path's folder, else $TMPDIR */
+    int all;                /* walk every rung, even below the one chosen */
+    int n_threads;          /* 0 = the physical cores */
+    void (*on_row)(void *user, const pocketllm_fit_row *row); /* each row as it is measured */
+    void (*progress)(void *user, const char *what);          /* a line of progress; may be NULL */
+    void *user;
+} pocketllm_fit_params;
+
+typedef struct pocketllm_fit_result {
+    int chosen;             /* index of the chosen rung, -1 when none fits */
+    const char *recipe;     /* its recipe, or NULL */
+    uint32_t n_rows;        /* rows in rows[]: the source, then each rung walked */
+    pocketllm_fit_row rows[16];
+} pocketllm_fit_result;
+
+POCKETLLM_API pocketllm_fit_params pocketllm_fit_default_params(void);
+/* Recipe and rung name of rung i, NULL past the last. */
+POCKETLLM_API const char *pocketllm_fit_rung_recipe(uint32_t i, const char **rung);
+/* Walk the ladder.  A model that fits at no rung is not an error: chosen is
+ * -1 (and nothing is written).  Refused: a budget below 1 MiB or above
+ * 1 PiB, a source that is already quantized. */
+POCKETLLM_API pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_params *params,
+                                             pocketllm_fit_result *out);
+
+/* ------------------------------------------------------------------ */
 /* The host: CPU, memory, accelerators                                 */
 /* ------------------------------------------------------------------ */
 

@@ -56,10 +56,20 @@ typedef struct pl_compute_ops {
     int64_t (*argmax)(pl_compute *c, const float *x, int64_t n);
 } pl_compute_ops;
 
+/* An observer of matrix multiplications (eval/imatrix.c collects the
+ * importance matrix through it): called before each mul_mat of a pass with
+ * the weight and its n_tok input rows of w->n_in floats, which live in
+ * compute memory (read them through ops->download).  It may stop the pass
+ * with pl_compute_fail. */
+typedef void (*pl_mul_mat_observer)(void *user, pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok);
+
 struct pl_compute {
     const pl_compute_ops *ops;
     const char *backend;     /* "cpu", ... */
     pocketllm_status status; /* first failure of the current pass, POCKETLLM_OK if none */
+    uint64_t reserved_bytes; /* memory reserve() holds (the instance's own scratch) */
+    pl_mul_mat_observer observe_mul_mat; /* NULL when off: one test per matmul */
+    void *observe_user;
 };
 
 /* Record a failure (the first one wins; its message stays the thread's
@@ -71,7 +81,12 @@ static inline void pl_get_rows(pl_compute *c, const pl_weight *w, const int32_t 
     if (!c->status) c->ops->get_rows(c, w, ids, n, y);
 }
 static inline void pl_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y) {
-    if (!c->status) c->ops->mul_mat(c, w, x, n_tok, y);
+    if (c->status) return;
+    if (c->observe_mul_mat) {
+        c->observe_mul_mat(c->observe_user, c, w, x, n_tok);
+        if (c->status) return;
+    }
+    c->ops->mul_mat(c, w, x, n_tok, y);
 }
 static inline void pl_rms_norm(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n,
                                float eps) {

@@ -24,6 +24,17 @@ extern const char cmd_serve_usage[];
 extern const char cmd_chat_usage[];
 #define CMD_SERVE_USAGE cmd_serve_usage
 #define CMD_CHAT_USAGE cmd_chat_usage
+
+/* the evaluation commands keep their --help texts in their files too */
+int cmd_perplexity(int argc, char **argv);
+int cmd_imatrix(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+extern const char cmd_perplexity_usage[];
+extern const char cmd_imatrix_usage[];
+extern const char cmd_fit_usage[];
+#define CMD_PERPLEXITY_USAGE cmd_perplexity_usage
+#define CMD_IMATRIX_USAGE cmd_imatrix_usage
+#define CMD_FIT_USAGE cmd_fit_usage
 int cmd_synth(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 

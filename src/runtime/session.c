@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "quant/types.h"
 #include "runtime/kv_cache.h"
+#include "runtime/session_hooks.h"
 
 #define PL_DEFAULT_CTX_CAP 4096
 #define PL_DEFAULT_BATCH 512
@@ -177,3 +178,17 @@ void pocketllm_session_reset(pocketllm_session *s) {
 }
 
 int32_t pocketllm_session_n_vocab(const pocketllm_session *s) { return s ? (int32_t)s->m->dims.n_vocab : 0; }
+
+pl_compute *pl_session_compute(pocketllm_session *s) { return s ? s->c : NULL; }
+
+/* The sum of what the session asked its compute instance (and the heap)
+ * for, at the sizes it asked: nothing is estimated. */
+uint64_t pocketllm_session_memory(const pocketllm_session *s) {
+    if (!s) return 0;
+    const pl_kv_cache *kv = s->kv;
+    const uint64_t kv_bytes = (uint64_t)kv->n_layer * 2 * (uint64_t)kv->n_ctx * (uint64_t)kv->kv_dim *
+                              (kv->type == PL_TYPE_F16 ? 2 : 4);
+    const uint64_t scratch = s->m->arch->scratch_floats(s->m, s->n_batch) * sizeof(float);
+    const uint64_t logits = (uint64_t)s->logits_cap * (uint64_t)s->m->dims.n_vocab * sizeof(float);
+    return s->c->reserved_bytes + kv_bytes + scratch + logits + (uint64_t)s->n_batch * sizeof *s->pos + sizeof *s;
+}

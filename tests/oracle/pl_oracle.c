@@ -29,6 +29,7 @@
  *   pl_oracle act-quantize TYPE IN OUT N [--variant V]
  *   pl_oracle quant-batch FILE
  *   pl_oracle vec-dot-time TYPE W A N REPS [--variant V]
+ *   pl_oracle perplexity MODEL --file F --ctx N [--chunks N] [--imatrix-out F [--process-output]]
  * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
  *
  * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
@@ -57,6 +58,17 @@
  * arguments per line (space-separated, no quoting), so a test pays for
  * loading llama.cpp once.  vec-dot-time runs vec-dot's work REPS times and
  * prints "ns_per_row X" (best of the repetitions; for the bench scripts).
+ *
+ * perplexity restates llama-perplexity's algorithm on llama_decode (the
+ * tool itself is not in the prebuilt libraries): the file tokenized with
+ * add_special and without parse_special, windows of --ctx tokens with BOS
+ * in front when the vocabulary adds one, each from an empty cache, the
+ * second half scored; prints "PPL SCORED".  With --imatrix-out it also
+ * collects the importance matrix as llama-imatrix does -- a cb_eval
+ * callback summing the squares of every MUL_MAT's f32 input of at least 16
+ * rows for weights named blk.* (and output.weight with --process-output),
+ * every position's output requested -- and writes llama-imatrix's GGUF
+ * file with ggml's own gguf writer.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -73,6 +85,7 @@
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "gguf.h"
 #include "gguf/gguf.h"
 #include "llama.h"
 
@@ -834,6 +847,197 @@ static int cmd_quant_batch(int argc, char **argv) {
     return 0;
 }
 
+/* ---- perplexity and the importance matrix, as llama.cpp's tools compute them ---- */
+
+typedef struct im_stat {
+    char name[128];
+    int64_t n_in;
+    float *sum2;
+    int64_t count;
+} im_stat;
+
+typedef struct im_collector {
+    im_stat *e;
+    int n, cap;
+    bool process_output;
+    float *buf;
+    size_t buf_n;
+} im_collector;
+
+/* llama-imatrix's filter_tensor_name: "CUDA0#blk.0.attn_k.weight#0" -> the middle */
+static void im_weight_name(const char *name, char *out, size_t cap) {
+    const char *p = strchr(name, '#');
+    if (!p) {
+        snprintf(out, cap, "%s", name);
+        return;
+    }
+    p++;
+    const char *q = strchr(p, '#');
+    snprintf(out, cap, "%.*s", q ? (int)(q - p) : (int)strlen(p), p);
+}
+
+static bool im_collect(struct ggml_tensor *t, bool ask, void *user) {
+    im_collector *C = user;
+    const struct ggml_tensor *src0 = t->src[0], *src1 = t->src[1];
+    if (t->op != GGML_OP_MUL_MAT) return ask ? false : true;
+    char w[128];
+    im_weight_name(src0->name, w, sizeof w);
+    if (ask) {
+        if (src1->ne[1] < 16 || src1->type != GGML_TYPE_F32) return false;
+        return !strncmp(w, "blk.", 4) || (C->process_output && !strcmp(w, "output.weight"));
+    }
+    if (src0->ne[2] * src0->ne[3] != 1 || src1->nb[0] != sizeof(float)) die("imatrix: %s is not a 2-D product", w);
+    const size_t bytes = ggml_nbytes(src1);
+    const float *data;
+    if (ggml_backend_buffer_is_host(src1->buffer)) {
+        data = src1->data;
+    } else {
+        if (bytes / sizeof(float) > C->buf_n) C->buf = realloc(C->buf, bytes), C->buf_n = bytes / sizeof(float);
+        ggml_backend_tensor_get(src1, C->buf, 0, bytes);
+        data = C->buf;
+    }
+    im_stat *e = NULL;
+    for (int i = 0; i < C->n && !e; i++)
+        if (!strcmp(C->e[i].name, w)) e = &C->e[i];
+    if (!e) {
+        if (C->n == C->cap) C->e = realloc(C->e, (size_t)(C->cap = C->cap ? 2 * C->cap : 64) * sizeof *C->e);
+        e = &C->e[C->n++];
+        snprintf(e->name, sizeof e->name, "%s", w);
+        e->n_in = src1->ne[0];
+        e->sum2 = calloc((size_t)e->n_in, sizeof(float));
+        e->count = 0;
+    }
+    if (e->n_in != src1->ne[0]) die("imatrix: %s seen with rows of %lld and %lld", w, (long long)e->n_in,
+                                    (long long)src1->ne[0]);
+    for (int64_t i3 = 0; i3 < src1->ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < src1->ne[2]; i2++)
+            for (int64_t r = 0; r < src1->ne[1]; r++) {
+                const float *x = (const float *)((const char *)data + r * src1->nb[1] + i2 * src1->nb[2] +
+                                                 i3 * src1->nb[3]);
+                for (int64_t j = 0; j < e->n_in; j++) e->sum2[j] += x[j] * x[j];
+            }
+    e->count += ggml_nrows(src1);
+    return true;
+}
+
+static int im_cmp(const void *a, const void *b) { return strcmp(((const im_stat *)a)->name, ((const im_stat *)b)->name); }
+
+static void im_write(im_collector *C, const char *path, const char *dataset, int chunk_size) {
+    qsort(C->e, (size_t)C->n, sizeof *C->e, im_cmp);
+    int64_t max_count = 0;
+    size_t mem = 0;
+    for (int i = 0; i < C->n; i++) {
+        if (C->e[i].count > max_count) max_count = C->e[i].count;
+        mem += 2 * ggml_tensor_overhead() + (size_t)(C->e[i].n_in + 1) * sizeof(float) + 64;
+    }
+    struct ggml_init_params ip = {mem + 1024, NULL, false};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_val_str(g, "general.type", "imatrix");
+    const char *ds[1] = {dataset};
+    gguf_set_arr_str(g, "imatrix.datasets", ds, 1);
+    gguf_set_val_u32(g, "imatrix.chunk_count", (uint32_t)(max_count / chunk_size));
+    gguf_set_val_u32(g, "imatrix.chunk_size", (uint32_t)chunk_size);
+    for (int i = 0; i < C->n; i++) {
+        struct ggml_tensor *s = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, C->e[i].n_in, 1);
+        struct ggml_tensor *c = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, 1);
+        ggml_format_name(s, "%s.in_sum2", C->e[i].name);
+        ggml_format_name(c, "%s.counts", C->e[i].name);
+        memcpy(s->data, C->e[i].sum2, (size_t)C->e[i].n_in * sizeof(float));
+        ((float *)c->data)[0] = (float)C->e[i].count;
+        gguf_add_tensor(g, s);
+        gguf_add_tensor(g, c);
+    }
+    if (!gguf_write_to_file(g, path, false)) die("cannot write %s", path);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+static int cmd_perplexity(int argc, char **argv) {
+    if (argc < 3) die("perplexity MODEL --file F --ctx N ...");
+    const char *im_out = NULL;
+    bool process_output = false;
+    int chunks = 0;
+    /* this subcommand's own options, then the common ones */
+    char **rest = malloc(sizeof(char *) * (size_t)argc);
+    int nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i >= 3 && !strcmp(argv[i], "--imatrix-out") && i + 1 < argc) im_out = argv[++i];
+        else if (i >= 3 && !strcmp(argv[i], "--process-output")) process_output = true;
+        else if (i >= 3 && !strcmp(argv[i], "--chunks") && i + 1 < argc) chunks = atoi(argv[++i]);
+        else rest[nrest++] = argv[i];
+    }
+    opts o;
+    parse_opts(nrest, rest, 3, &o);
+    if (!o.file || o.ctx < 4) die("perplexity needs --file and --ctx N (N >= 4)");
+    const int n_ctx = o.ctx;
+    o.batch = n_ctx;
+    struct llama_model *m = load_model(argv[2], false);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    size_t len;
+    char *text = read_all(o.file, &len);
+    int n;
+    llama_token *t = tokenize(v, text, len, true, false, &n);
+    if (n < 2 * n_ctx) die("the text has %d tokens, %d needed", n, 2 * n_ctx);
+    int n_chunk = n / n_ctx;
+    if (chunks > 0 && chunks < n_chunk) n_chunk = chunks;
+    im_collector C = {0};
+    C.process_output = process_output;
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = (uint32_t)n_ctx;
+    cp.n_batch = cp.n_ubatch = (uint32_t)n_ctx;
+    cp.n_seq_max = 1;
+    cp.n_threads = cp.n_threads_batch = o.threads;
+    cp.flash_attn_type = o.flash ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.type_k = cp.type_v = o.kv;
+    cp.no_perf = true;
+    if (im_out) {
+        cp.cb_eval = im_collect;
+        cp.cb_eval_user_data = &C;
+    }
+    struct llama_context *c = llama_init_from_model(m, cp);
+    if (!c) die("llama.cpp cannot make a context of %d", n_ctx);
+    fprintf(stderr, "pl_oracle: llama.cpp v0.4.0, flash_attn=%s, kv=%s, threads=%d, window %d, %d windows\n",
+            o.flash ? "on" : "off", ggml_type_name(o.kv), o.threads, n_ctx, n_chunk);
+    const int nv = llama_vocab_n_tokens(v), first = n_ctx / 2;
+    const bool add_bos = llama_vocab_get_add_bos(v);
+    struct llama_batch b = llama_batch_init(n_ctx, 0, 1);
+    double nll = 0;
+    long count = 0;
+    for (int ch = 0; ch < n_chunk; ch++) {
+        llama_memory_clear(llama_get_memory(c), true);
+        for (int k = 0; k < n_ctx; k++) {
+            b.token[k] = k == 0 && add_bos ? llama_vocab_bos(v) : t[ch * n_ctx + k];
+            b.pos[k] = k;
+            b.n_seq_id[k] = 1;
+            b.seq_id[k][0] = 0;
+            /* llama-perplexity asks only for the scored half; llama-imatrix for every position */
+            b.logits[k] = im_out || k >= first;
+        }
+        b.n_tokens = n_ctx;
+        if (llama_decode(c, b) != 0) die("llama_decode failed");
+        for (int k = first; k < n_ctx - 1; k++) {
+            const float *lg = llama_get_logits_ith(c, k);
+            float max = lg[0];
+            for (int i = 1; i < nv; i++)
+                if (lg[i] > max) max = lg[i];
+            double sum = 0;
+            for (int i = 0; i < nv; i++) sum += expf(lg[i] - max);
+            nll -= lg[t[ch * n_ctx + k + 1]] - max - log(sum);
+            count++;
+        }
+    }
+    printf("%.10f %ld\n", exp(nll / (double)count), count);
+    if (im_out) im_write(&C, im_out, o.file, n_ctx);
+    llama_batch_free(b);
+    llama_free(c);
+    llama_model_free(m);
+    free(t);
+    free(text);
+    free(rest);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) die("usage: see the comment at the top of tests/oracle/pl_oracle.c");
     const char *c = argv[1];
@@ -857,6 +1061,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "act-quantize")) return cmd_act_quantize(argc, argv);
     if (!strcmp(c, "quant-batch")) return cmd_quant_batch(argc, argv);
     if (!strcmp(c, "vec-dot-time")) return cmd_vec_dot_time(argc, argv);
+    if (!strcmp(c, "perplexity")) return cmd_perplexity(argc, argv);
     die("unknown subcommand %s", c);
     return 2;
 }

@@ -72,6 +72,7 @@ static pocketllm_status cpu_reserve(pl_compute *c, const pl_compute_limits *lim)
     cc->attn = t;
     cc->attn_stride = (size_t)per;
     cc->lim = *lim;
+    c->reserved_bytes = act + attn;
     return POCKETLLM_OK;
 }
 

@@ -1,0 +1,227 @@
+/*
+ * cmd_fit.c -- `pocketllm fit`: the project's answer to "it does not fit".
+ * Walks the width ladder from the source checkpoint, measures each rung's
+ * memory at the wanted context and (with an evaluation text) its KL
+ * divergence from the source, and writes the best rung that fits.  Never
+ * offloads, never splits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "eval_common.h"
+
+const char cmd_fit_usage[] =
+    "usage: pocketllm fit --model M --memory SIZE [--ctx N] [--eval TEXT [--eval-ctx N] [--eval-chunks N]]\n"
+    "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv f16|f32]\n"
+    "                     [--json] [--quiet]\n\n"
+    "Fit a model to a device by going down the width ladder -- never by offloading or splitting.\n"
+    "The source (f32/f16/bf16) is quantized to each rung in turn, best first:\n"
+    "  Q4: Q4_K_M   Q3: Q3_K_M   Q2: Q2_K   IQ2: IQ2_XS, IQ2_XXS   IQ1: IQ1_M, IQ1_S   ternary: TQ1_0\n"
+    "and each rung's memory is measured, not estimated: the file is opened with a session of --ctx\n"
+    "positions and one token is run; the need is the file's mapping (the weights are used in\n"
+    "place) plus the heap the engine allocated (tokenizer, KV cache, scratch).  The first rung that\n"
+    "fits --memory is chosen and written to --out; without --all the walk stops there.  With\n"
+    "--eval each rung is also scored against the source on the text, as 'pocketllm perplexity\n"
+    "--kl-base' does: mean and 99th-percentile KL divergence, top-1 agreement, perplexity.\n"
+    "The IQ rungs need an importance matrix: --imatrix, or one collected from the --eval text\n"
+    "(as 'pocketllm imatrix'); without either they are skipped.  Rows of a width that is not a\n"
+    "multiple of 256 cannot hold the K/IQ blocks: llama.cpp's recipes then fall back to other\n"
+    "types (q5_0, iq4_nl, q8_0, ...), so several rungs can give the same file -- the table says\n"
+    "which (\"= RUNG\") and lists every rung's tensor types.  When no rung fits, fit says so and\n"
+    "exits 1.\n\n"
+    "  --model M, -m M   the source checkpoint (f32, f16 or bf16)\n"
+    "  --memory SIZE     the budget: bytes, or 512M, 1.5G, 8GiB ... (1 MiB .. 1 PiB)\n"
+    "  --ctx N, -c N     positions the KV cache must hold (default: the model's training context,\n"
+    "                    at most 4096)\n"
+    "  --eval TEXT       score every rung on this text (UTF-8; at least two windows of tokens)\n"
+    "  --eval-ctx N      evaluation window (default 512, as llama-perplexity)\n"
+    "  --eval-chunks N   score only the first N windows\n"
+    "  --imatrix F       importance matrix to quantize with (llama.cpp's GGUF or .dat format)\n"
+    "  --out F, -o F     write the chosen rung here\n"
+    "  --all             walk every rung, also below the chosen one (the whole table)\n"
+    "  --work-dir D      where the rungs are made (default: --out's folder, else $TMPDIR); each\n"
+    "                    rung needs room for one quantized file\n"
+    "  -t N              threads (default: the physical cores)\n"
+    "  --kv f16|f32      KV cache type (default f16)\n"
+    "  --json            print the table and the choice as one JSON object at the end\n"
+    "  --quiet           no progress on stderr\n";
+
+typedef struct fit_cli {
+    eval_progress prog;
+    bool json, eval, header_done;
+} fit_cli;
+
+static void progress(void *user, const char *what) {
+    fit_cli *F = user;
+    eval_progress_line(&F->prog, false, "%s", what);
+}
+
+static void on_row(void *user, const pocketllm_fit_row *r) {
+    fit_cli *F = user;
+    if (F->json) return;
+    char a[32], b[32], c[32];
+    if (!F->header_done) {
+        printf("%-8s %-8s %11s %11s %11s %-4s %s%s\n", "rung", "recipe", "file", "heap", "needs", "fits",
+               F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "", "types");
+        F->header_done = true;
+    }
+    if (!r->measured) {
+        printf("%-8s %-8s %11s %11s %11s %-4s %s%s\n", r->rung, r->recipe, "-", "-", "-", "no",
+               F->eval ? "         -          -      -      -   " : "", r->note ? r->note : "");
+        fflush(stdout);
+        return;
+    }
+    printf("%-8s %-8s %11s %11s %11s %-4s ", r->rung, r->recipe, cli_fmt_bytes(r->weights_bytes, a, sizeof a),
+           cli_fmt_bytes(r->heap_bytes, b, sizeof b), cli_fmt_bytes(r->total_bytes, c, sizeof c), r->fits ? "yes" : "no");
+    if (F->eval && r->evaluated) printf("%10.6f %10.6f %5.1f%% %7.3f   ", r->kl_mean, r->kl_p99, 100 * r->top1, r->ppl);
+    else if (F->eval) printf("         -          -      -      -   ");
+    if (r->same_as) printf("= %s  ", r->same_as);
+    printf("%s%s%s\n", r->types, r->note ? "  " : "", r->note ? r->note : "");
+    fflush(stdout);
+}
+
+static void json_str(const char *s) {
+    if (!s) {
+        printf("null");
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_t ctx) {
+    printf("{\"memory\": %llu, \"ctx\": %u, \"chosen\": ", (unsigned long long)budget, ctx);
+    json_str(res->recipe);
+    printf(", \"rows\": [");
+    for (uint32_t i = 0; i < res->n_rows; i++) {
+        const pocketllm_fit_row *r = &res->rows[i];
+        printf("%s\n  {\"recipe\": ", i ? "," : "");
+        json_str(r->recipe);
+        printf(", \"rung\": ");
+        json_str(r->rung);
+        printf(", \"measured\": %s, \"file_bytes\": %llu, \"weights_bytes\": %llu, \"heap_bytes\": %llu, "
+               "\"session_bytes\": %llu, \"total_bytes\": %llu, \"fits\": %s",
+               r->measured ? "true" : "false", (unsigned long long)r->file_bytes, (unsigned long long)r->weights_bytes,
+               (unsigned long long)r->heap_bytes, (unsigned long long)r->session_bytes,
+               (unsigned long long)r->total_bytes, r->fits ? "true" : "false");
+        if (r->evaluated)
+            printf(", \"ppl\": %.17g, \"kl_mean\": %.17g, \"kl_p99\": %.17g, \"top1\": %.17g", r->ppl, r->kl_mean,
+                   r->kl_p99, r->top1);
+        printf(", \"same_as\": ");
+        json_str(r->same_as);
+        printf(", \"types\": ");
+        json_str(r->types);
+        printf(", \"note\": ");
+        json_str(r->note);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
+int cmd_fit(int argc, char **argv) {
+    const char *cmd = "fit";
+    const char *model = NULL, *eval = NULL, *v, *err = NULL;
+    pocketllm_fit_params p = pocketllm_fit_default_params();
+    fit_cli F = {{cmd, false, 0}, false, false, false};
+    bool have_memory = false;
+    int64_t n;
+    for (int i = 1; i < argc; i++) {
+        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
+            if (err) return cli_usage(cmd, "--model %s", err);
+            model = v;
+        } else if (cli_opt(argc, argv, &i, "--memory", &v, &err)) {
+            if (err) return cli_usage(cmd, "--memory %s", err);
+            if (!cli_parse_size(v, &p.memory) || p.memory < (1ull << 20) || p.memory > (1ull << 50))
+                return cli_usage(cmd, "--memory wants a size from 1 MiB to 1 PiB (e.g. 512M, 1.5G), not '%s'", v);
+            have_memory = true;
+        } else if (cli_opt(argc, argv, &i, "--ctx", &v, &err) || cli_opt(argc, argv, &i, "-c", &v, &err)) {
+            if (err) return cli_usage(cmd, "--ctx %s", err);
+            if (!cli_parse_i64(v, 1, 1 << 20, &n)) return cli_usage(cmd, "--ctx wants 1..1048576 positions, not '%s'", v);
+            p.n_ctx = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--eval", &v, &err)) {
+            if (err) return cli_usage(cmd, "--eval %s", err);
+            eval = v;
+        } else if (cli_opt(argc, argv, &i, "--eval-ctx", &v, &err)) {
+            if (err) return cli_usage(cmd, "--eval-ctx %s", err);
+            if (!cli_parse_i64(v, 16, 1 << 20, &n)) return cli_usage(cmd, "--eval-ctx wants 16..1048576 tokens, not '%s'", v);
+            p.eval_ctx = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--eval-chunks", &v, &err)) {
+            if (err) return cli_usage(cmd, "--eval-chunks %s", err);
+            if (!cli_parse_i64(v, 1, 1 << 30, &n)) return cli_usage(cmd, "--eval-chunks wants a window count, not '%s'", v);
+            p.eval_chunks = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--imatrix", &v, &err)) {
+            if (err) return cli_usage(cmd, "--imatrix %s", err);
+            p.imatrix = v;
+        } else if (cli_opt(argc, argv, &i, "--out", &v, &err) || cli_opt(argc, argv, &i, "-o", &v, &err)) {
+            if (err) return cli_usage(cmd, "--out %s", err);
+            p.out_path = v;
+        } else if (cli_opt(argc, argv, &i, "--work-dir", &v, &err)) {
+            if (err) return cli_usage(cmd, "--work-dir %s", err);
+            p.work_dir = v;
+        } else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
+            if (err) return cli_usage(cmd, "-t %s", err);
+            if (!cli_parse_i64(v, 1, 1024, &n)) return cli_usage(cmd, "-t wants a thread count 1..1024, not '%s'", v);
+            p.n_threads = (int)n;
+        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
+            if (err) return cli_usage(cmd, "--kv %s", err);
+            if (!strcmp(v, "f16")) p.kv_type = 1;
+            else if (!strcmp(v, "f32")) p.kv_type = 0;
+            else return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
+        } else if (!strcmp(argv[i], "--all")) {
+            p.all = 1;
+        } else if (!strcmp(argv[i], "--json")) {
+            F.json = true;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            F.prog.quiet = true;
+        } else {
+            return cli_usage(cmd, "unknown argument '%s'", argv[i]);
+        }
+    }
+    if (!model) return cli_usage(cmd, "needs --model");
+    if (!have_memory) return cli_usage(cmd, "needs --memory SIZE");
+    if ((p.eval_ctx || p.eval_chunks) && !eval) return cli_usage(cmd, "--eval-ctx and --eval-chunks go with --eval");
+
+    char *text = NULL;
+    size_t len = 0;
+    if (eval && !(text = eval_read_text(eval, &len)))
+        return cli_error(cmd, "cannot read %s: %s", eval, errno == EFBIG ? "larger than 256 MiB" : strerror(errno));
+    F.eval = text != NULL;
+    p.eval_text = text;
+    p.eval_len = len;
+    p.on_row = on_row;
+    p.progress = progress;
+    p.user = &F;
+    pocketllm_fit_result res;
+    pocketllm_status st = pocketllm_fit(model, &p, &res);
+    free(text);
+    if (st) return cli_lib_error(cmd, st);
+    if (F.json) print_json(&res, p.memory, p.n_ctx);
+    char a[32], b[32];
+    if (res.chosen < 0) {
+        /* the smallest need among the rungs measured */
+        const pocketllm_fit_row *least = NULL;
+        for (uint32_t i = 1; i < res.n_rows; i++)
+            if (res.rows[i].measured && (!least || res.rows[i].total_bytes < least->total_bytes)) least = &res.rows[i];
+        if (least)
+            return cli_error(cmd, "does not fit: the smallest rung, %s, needs %s; the budget is %s (PocketLLM "
+                             "quantizes, it never offloads or splits)", least->recipe,
+                             cli_fmt_bytes(least->total_bytes, a, sizeof a), cli_fmt_bytes(p.memory, b, sizeof b));
+        return cli_error(cmd, "does not fit: the tokenizer and a session of this context alone need %s; the budget "
+                         "is %s", cli_fmt_bytes(res.rows[0].heap_bytes, a, sizeof a),
+                         cli_fmt_bytes(p.memory, b, sizeof b));
+    }
+    const pocketllm_fit_row *c = &res.rows[res.chosen];
+    if (!F.json)
+        printf("fit: %s (%s) needs %s of %s%s%s\n", c->recipe, c->rung, cli_fmt_bytes(c->total_bytes, a, sizeof a),
+               cli_fmt_bytes(p.memory, b, sizeof b), p.out_path ? "; written to " : "", p.out_path ? p.out_path : "");
+    return CLI_OK;
+}
