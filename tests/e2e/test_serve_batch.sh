@@ -8,17 +8,25 @@
 # issue 9 asks for it): the aggregate generated tokens per second of the
 # concurrent run must exceed that of the one-at-a-time run.  Both are
 # measured in this run, back to back, and printed; the margin is generous
-# (batching 4 sequences should give well over 1.5x on this model, where
-# each decoding step streams ~80 MB of weights).
+# (batching 4 sequences gives about 1.8x here on this model, where each
+# decoding step streams ~80 MB of weights).  In a sanitizer build the
+# instrumented arithmetic, not the weight traffic, is the cost, so batching
+# cannot pay: there the two rates are printed as information and the
+# timing is not checked (the test says so); the answers are checked all
+# the same.
 . "$(dirname "$0")/serve_lib.sh"
 serve_bundle
 serve_model "$PL_TMP/m.gguf" --shape small --type f16
 serve_start main --model "$PL_TMP/m.gguf" --name small --ctx 256 --parallel 4 --queue 32 --quiet
 
-"$PY" - "$PORT" <<'PY' >"$PL_TMP/py.out" 2>&1
+SANITIZED=0
+grep -qE "^POCKETLLM_(SANITIZE|FUZZ):BOOL=ON" "$PL_BUILD/CMakeCache.txt" 2>/dev/null && SANITIZED=1
+
+"$PY" - "$PORT" "$SANITIZED" <<'PY' >"$PL_TMP/py.out" 2>&1
 import http.client, json, sys, threading, time
 
 port = int(sys.argv[1])
+sanitized = sys.argv[2] == "1"
 failures = 0
 def check(cond, what):
     global failures
@@ -73,8 +81,12 @@ rate_together = sum(b[2] for b in together) / t_together
 print("one at a time: %d tokens in %.2f s = %.1f tok/s" % (tokens, t_alone, rate_alone))
 print("20 concurrent, --parallel 4: %d tokens in %.2f s = %.1f tok/s (%.2fx)"
       % (sum(b[2] for b in together), t_together, rate_together, rate_together / rate_alone))
-check(rate_together > rate_alone, "TIMING CHECK: batched throughput %.1f tok/s does not exceed one-at-a-time %.1f tok/s"
-      % (rate_together, rate_alone))
+if sanitized:
+    print("TIMING CHECK not made: a sanitizer build (the rates above are information only)")
+else:
+    check(rate_together > rate_alone, "TIMING CHECK: batched throughput %.1f tok/s does not exceed one-at-a-time %.1f tok/s"
+          % (rate_together, rate_alone))
+    print("TIMING CHECK passed: batched throughput exceeds one-at-a-time")
 sys.exit(1 if failures else 0)
 PY
 rc=$?
