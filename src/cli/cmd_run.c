@@ -101,6 +101,7 @@ static pocketllm_status emit(pocketllm_detokenizer *d, int32_t id) {
         st = pocketllm_detokenizer_push(d, id, big, len, &len);
         if (!st) fwrite(big, 1, len, stdout);
         free(big);
+        fflush(stdout);
         return st;
     }
     if (!st) fwrite(buf, 1, len, stdout);
