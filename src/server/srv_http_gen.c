@@ -105,6 +105,13 @@ static void format_choice(stream *st, size_t i) {
         ch.reasoning = rs.p, ch.reasoning_len = rs.n;
         ch.content = cs.p ? cs.p : "", ch.content_len = cs.n;
         ch.role = !st->role_sent[i];
+    } else if (r->echo && !st->role_sent[i]) {
+        /* echo: the prompt comes first, in the first chunk */
+        const srv_prompt *p = &r->prompts[i / r->n];
+        srv_buf_add(&cs, p->text, p->text_len);
+        srv_buf_add(&cs, c->text.p ? c->text.p : "", c->text.n);
+        ch.content = cs.p ? cs.p : "", ch.content_len = cs.n;
+        ch.role = true; /* (no role in completions: it only marks the first chunk) */
     } else {
         ch.content = c->text.p ? c->text.p : "", ch.content_len = c->text.n;
     }

@@ -131,6 +131,8 @@ async function main() {
         'completion logprobs');
   const te = await client.completions.create({ ...cp, echo: true });
   check(te.choices[0].text === 'Once upon a time' + tw.choices[0].text, 'echo');
+  const tes = await streamText({ ...cp, echo: true });
+  check(tes.text === 'Once upon a time' + tw.choices[0].text, `streamed echo '${tes.text}'`);
   const tp = await client.completions.create({ model: MODEL, prompt: ['Once', 'Twice'], max_tokens: 4, temperature: 0 });
   check(tp.choices.length === 2 && tp.usage.prompt_tokens >= 2, 'two prompts');
 
