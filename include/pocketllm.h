@@ -607,6 +607,7 @@ typedef struct pocketllm_fit_params {
 typedef struct pocketllm_fit_result {
     int chosen;             /* index of the chosen rung, -1 when none fits */
     const char *recipe;     /* its recipe, or NULL */
+    uint32_t n_ctx;         /* positions the sessions were measured with */
     uint32_t n_rows;        /* rows in rows[]: the source, then each rung walked */
     pocketllm_fit_row rows[16];
 } pocketllm_fit_result;

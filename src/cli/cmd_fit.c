@@ -204,7 +204,7 @@ int cmd_fit(int argc, char **argv) {
     pocketllm_status st = pocketllm_fit(model, &p, &res);
     free(text);
     if (st) return cli_lib_error(cmd, st);
-    if (F.json) print_json(&res, p.memory, p.n_ctx);
+    if (F.json) print_json(&res, p.memory, res.n_ctx);
     char a[32], b[32];
     if (res.chosen < 0) {
         /* the smallest need among the rungs measured */
@@ -215,13 +215,20 @@ int cmd_fit(int argc, char **argv) {
             return cli_error(cmd, "does not fit: the smallest rung, %s, needs %s; the budget is %s (PocketLLM "
                              "quantizes, it never offloads or splits)", least->recipe,
                              cli_fmt_bytes(least->total_bytes, a, sizeof a), cli_fmt_bytes(p.memory, b, sizeof b));
+        if (!res.rows[0].measured)
+            return cli_error(cmd, "does not fit: %s", res.rows[0].note ? res.rows[0].note : "nothing could be measured");
         return cli_error(cmd, "does not fit: the tokenizer and a session of this context alone need %s; the budget "
                          "is %s", cli_fmt_bytes(res.rows[0].heap_bytes, a, sizeof a),
                          cli_fmt_bytes(p.memory, b, sizeof b));
     }
     const pocketllm_fit_row *c = &res.rows[res.chosen];
-    if (!F.json)
-        printf("fit: %s (%s) needs %s of %s%s%s\n", c->recipe, c->rung, cli_fmt_bytes(c->total_bytes, a, sizeof a),
-               cli_fmt_bytes(p.memory, b, sizeof b), p.out_path ? "; written to " : "", p.out_path ? p.out_path : "");
+    if (!F.json) {
+        printf("fit: %s (%s) needs %s of %s at %u positions%s%s\n", c->recipe, c->rung,
+               cli_fmt_bytes(c->total_bytes, a, sizeof a), cli_fmt_bytes(p.memory, b, sizeof b), res.n_ctx,
+               p.out_path ? "; written to " : "", p.out_path ? p.out_path : "");
+        if (res.rows[0].fits)
+            printf("fit: (the unquantized source fits too: it needs %s)\n",
+                   cli_fmt_bytes(res.rows[0].total_bytes, a, sizeof a));
+    }
     return CLI_OK;
 }

@@ -64,6 +64,7 @@ typedef struct fit_run {
     uint32_t type_count[64];
     int last_tenth;
     const char *recipe;
+    uint32_t n_ctx;        /* positions the measured sessions hold */
 } fit_run;
 
 static void say(fit_run *F, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -139,6 +140,7 @@ static pocketllm_status measure(fit_run *F, const char *path, pocketllm_fit_row 
         pocketllm_model_close(m);
         return st;
     }
+    F->n_ctx = pocketllm_session_n_ctx(s);
     heap_ok = heap_ok && pl_heap_in_use(&h1);
     row->weights_bytes = row->file_bytes = pocketllm_gguf_file_size(m->gguf);
     row->session_bytes = pocketllm_session_memory(s);
@@ -282,7 +284,7 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     src->recipe = "source";
     src->rung = "-";
     F->recipe = "source";
-    say(F, "measuring the source at %u positions", p->n_ctx);
+    say(F, "measuring the source");
     if ((st = measure(F, model_path, src, &m))) goto done;
     {
         pocketllm_gguf *g;
@@ -295,7 +297,11 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
             types_string(F, src->types, sizeof src->types);
         }
     }
-    if (p->eval_text) {
+    /* the tokenizer and the session alone, measured on the source, already
+     * exceed the budget: no rung can fit, and none is tried (unless all) */
+    const bool hopeless = src->measured && src->heap_bytes >= p->memory;
+    out->n_ctx = F->n_ctx;
+    if (p->eval_text && (!hopeless || p->all)) {
         if (!p->imatrix) {
             if ((st = pl_imat_new(false, &im))) goto done;
             snprintf(F->imatrix, sizeof F->imatrix, "%s/imatrix.gguf", F->dir);
@@ -308,9 +314,6 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     m = NULL;
     if (p->on_row) p->on_row(p->user, src);
 
-    /* the tokenizer and the session alone, measured on the source, already
-     * exceed the budget: no rung can fit */
-    const bool hopeless = src->measured && src->heap_bytes >= p->memory;
     uint64_t fingerprints[N_RUNGS];
     char chosen_path[4300] = "";
     for (size_t i = 0; i < N_RUNGS; i++) {
@@ -353,7 +356,7 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
                 row->same_as = ladder[j].recipe;
                 break;
             }
-        say(F, "measuring %s at %u positions", ladder[i].recipe, p->n_ctx);
+        say(F, "measuring %s at %u positions", ladder[i].recipe, F->n_ctx);
         if ((st = measure(F, path, row, &m))) goto done;
         if (p->eval_text && row->measured && (st = evaluate(F, m, false, NULL, row))) goto done;
         pocketllm_model_close(m);

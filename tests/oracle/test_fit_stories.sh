@@ -103,7 +103,7 @@ ok
 # 3. the file written is quantize's, and llama.cpp runs it
 mid=$(echo "$budgets" | awk '{print $2}')
 expect_rc 0 "$BIN" fit --quiet --model "$S" --memory "$mid" --ctx 256 --imatrix "$IM" --out "$PL_TMP/fit.gguf"
-chosen=$(awk '/^fit: / {print $2}' "$PL_TMP/out")
+chosen=$(awk '/^fit: / {print $2; exit}' "$PL_TMP/out")
 ok
 [ "$chosen" = Q3_K_M ] || fail "budget $mid: chose '$chosen', expected Q3_K_M"
 expect_rc 0 "$BIN" quantize --quiet "$S" "$PL_TMP/q3.gguf" Q3_K_M --imatrix "$IM"
