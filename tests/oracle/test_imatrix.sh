@@ -13,7 +13,7 @@
 #     without one) and its result equals ours from the same file byte for
 #     byte (tensors and metadata, but the quantize.imatrix.* keys only the
 #     llama-quantize tool writes); llama.cpp runs it; ours takes llama.cpp's
-#     file too;
+#     file too; our IQ3_S and IQ3_M made with our file run in llama.cpp;
 #  3. the metadata llama-imatrix writes: general.type, imatrix.datasets.
 . "$(dirname "$0")/lib.sh"
 BIN=$PL_BIN
@@ -76,6 +76,15 @@ grep -q "^equal:" "$PL_TMP/qdiff" || fail "IQ2_XXS with our imatrix: our file di
 expect_rc 0 "$ORACLE" greedy "$PL_TMP/our_iq2.gguf" --ids "1 2 3" -n 4 --fa off --kv f16 -t 1
 ok
 [ "$(wc -w <"$PL_TMP/out")" -ge 1 ] || fail "llama.cpp generated nothing from the IQ2_XXS file"
+# the IQ recipes test_quantize_imatrix.sh does not quantize with an
+# importance matrix (test_quantize.sh runs them without one): ours with
+# ours, and llama.cpp runs the result
+for r in IQ3_S IQ3_M; do
+    expect_rc 0 "$BIN" quantize --quiet "$Q" "$PL_TMP/our_$r.gguf" "$r" --imatrix "$PL_TMP/q_ours.imatrix" || continue
+    expect_rc 0 "$ORACLE" greedy "$PL_TMP/our_$r.gguf" --ids "1 2 3" -n 4 --fa off --kv f16 -t 1
+    ok
+    [ "$(wc -w <"$PL_TMP/out")" -ge 1 ] || fail "llama.cpp generated nothing from our $r file"
+done
 # and ours reads llama.cpp's imatrix (written by ggml's gguf code)
 expect_rc 0 "$BIN" quantize --quiet "$Q" "$PL_TMP/our_iq2b.gguf" IQ2_XXS --imatrix "$PL_TMP/q_ref.imatrix"
 done_testing
