@@ -359,6 +359,50 @@ POCKETLLM_API void pocketllm_sampler_accept(pocketllm_sampler *s, int32_t id);
 POCKETLLM_API void pocketllm_sampler_reset(pocketllm_sampler *s);
 
 /* ------------------------------------------------------------------ */
+/* Several sequences in one session: continuous batching               */
+/* ------------------------------------------------------------------ */
+
+/* A session that holds n_seq sequences (0 .. n_seq-1) in one KV cache,
+ * each up to params->n_ctx positions (the cache holds n_seq x n_ctx), and
+ * evaluates tokens of any of them in one forward pass -- a server decodes
+ * all its requests together this way.  Every token's result is bit for bit
+ * the one it would have with its sequence alone in a session of its own:
+ * batching never changes an answer.  pocketllm_session_new(...) is
+ * pocketllm_session_new_multi(..., 1, ...); on a multi-sequence session
+ * the single-sequence calls (eval, logits, n_past, reset) act on sequence
+ * 0 (reset: on all). */
+POCKETLLM_API pocketllm_status pocketllm_session_new_multi(pocketllm_model *model, const pocketllm_session_params *params,
+                                                           uint32_t n_seq, pocketllm_session **out);
+POCKETLLM_API uint32_t pocketllm_session_n_seq(const pocketllm_session *s);
+
+/* One token of a batch: its id, its sequence, and whether to keep its
+ * logits. */
+typedef struct pocketllm_batch_token {
+    int32_t id;
+    uint32_t seq;
+    int logits;
+} pocketllm_batch_token;
+
+/* Evaluate n tokens, each at the next position of its sequence (the tokens
+ * of one sequence in batch order), in passes of at most n_batch tokens.
+ * On failure no sequence advances: POCKETLLM_ERR_CONTEXT_FULL when a
+ * sequence's tokens do not fit its positions left,
+ * POCKETLLM_ERR_INVALID_ARGUMENT for n = 0, a sequence outside 0..n_seq-1
+ * or an id outside the vocabulary. */
+POCKETLLM_API pocketllm_status pocketllm_session_eval_batch(pocketllm_session *s, const pocketllm_batch_token *toks,
+                                                            size_t n);
+/* The n_vocab logits of token i of the last eval_batch, NULL when it did
+ * not ask for them.  Valid until the next evaluation, truncate or reset. */
+POCKETLLM_API const float *pocketllm_session_batch_logits(const pocketllm_session *s, size_t i);
+/* Positions one sequence has filled. */
+POCKETLLM_API uint32_t pocketllm_session_seq_n_past(const pocketllm_session *s, uint32_t seq);
+/* Forget a sequence's positions from n_past on (0: all of it), so that it
+ * continues from there -- a new request in a freed sequence, or a chat
+ * whose next prompt shares only a prefix with what the sequence holds.
+ * A larger n_past than the sequence holds changes nothing. */
+POCKETLLM_API pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t seq, uint32_t n_past);
+
+/* ------------------------------------------------------------------ */
 /* Synthetic checkpoints: random weights at a real model shape         */
 /* ------------------------------------------------------------------ */
 

@@ -226,11 +226,12 @@ static int32_t *render(chat *c, size_t *n, char **prompt_text) {
 static pocketllm_status sync_session(chat *c, const int32_t *ids, size_t n) {
     size_t common = 0;
     while (common < n && common < c->n_held && ids[common] == c->held[common]) common++;
+    if (common >= n) common = n - 1; /* the last id is evaluated again by the caller, for its logits */
     if (common < c->n_held) {
-        /* the session cannot drop only its last positions: start again */
-        pocketllm_session_reset(c->s);
-        c->n_held = 0;
-        common = 0;
+        /* keep what the new prompt shares with what the session holds */
+        pocketllm_status st = pocketllm_session_seq_truncate(c->s, 0, (uint32_t)common);
+        if (st) return st;
+        c->n_held = common;
     }
     if (n > c->cap_held) {
         int32_t *h = realloc(c->held, n * sizeof *h);

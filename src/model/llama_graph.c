@@ -61,6 +61,36 @@ static void *cache_row(void *cache, uint32_t kv_type, int64_t kv_dim, int64_t po
     return (char *)cache + (size_t)pos * (size_t)kv_dim * (kv_type == PL_TYPE_F16 ? 2 : 4);
 }
 
+/* Tokens [i, j) are one run: the same sequence at consecutive positions. */
+static int64_t run_end(const pl_forward *f, int64_t i, int64_t n) {
+    int64_t j = i + 1;
+    while (j < n && f->kv_base[j] == f->kv_base[i] && f->pos[j] == f->pos[j - 1] + 1) j++;
+    return j;
+}
+
+/* Several sequences in one cache: K and V stored run by run at their
+ * sequences' rows, then each run of the kept rows attends within its own
+ * sequence -- the same op, on the same rows in the same order, as the
+ * sequence alone would run, so every sequence's result is bit for bit the
+ * one it would have without the others. */
+static void multi_seq_attention(pl_forward *f, int64_t il, int64_t kv_dim, int64_t q_dim, int64_t skip,
+                                const pl_attn_params *ap, acts *a) {
+    pl_compute *c = f->c;
+    const int64_t n = f->n_tok;
+    for (int64_t i = 0; i < n;) {
+        const int64_t j = run_end(f, i, n), row = f->kv_base[i] + f->pos[i];
+        pl_kv_store(c, f->kv_type, a->k + i * kv_dim, cache_row(f->k_cache[il], f->kv_type, kv_dim, row), (j - i) * kv_dim);
+        pl_kv_store(c, f->kv_type, a->v + i * kv_dim, cache_row(f->v_cache[il], f->kv_type, kv_dim, row), (j - i) * kv_dim);
+        i = j;
+    }
+    for (int64_t i = skip; i < n;) {
+        const int64_t j = run_end(f, i, n), base = f->kv_base[i];
+        pl_attention(c, ap, a->q + i * q_dim, cache_row(f->k_cache[il], f->kv_type, kv_dim, base),
+                     cache_row(f->v_cache[il], f->kv_type, kv_dim, base), j - i, f->pos[i], a->att + (i - skip) * q_dim);
+        i = j;
+    }
+}
+
 /* x += attn_output . attention(...) over the n tokens of the pass; writes
  * this layer's K and V for them into the cache first.  Only the last
  * `n_out` rows of the output go back into x (the others are not needed
@@ -80,12 +110,16 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
     pl_rope(c, &L->rope, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
     pl_rope(c, &L->rope, a->k, a->k, n, hp->n_head_kv, hp->head_dim, f->pos);
 
-    pl_kv_store(c, f->kv_type, a->k, cache_row(f->k_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
-    pl_kv_store(c, f->kv_type, a->v, cache_row(f->v_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
     const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->kv_type};
     const int64_t skip = n - n_out, q_dim = hp->n_head * hp->head_dim;
-    /* the queries of dropped rows are not needed either */
-    pl_attention(c, &ap, a->q + skip * q_dim, f->k_cache[il], f->v_cache[il], n_out, f->pos0 + skip, a->att);
+    if (!f->kv_base) {
+        pl_kv_store(c, f->kv_type, a->k, cache_row(f->k_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
+        pl_kv_store(c, f->kv_type, a->v, cache_row(f->v_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
+        /* the queries of dropped rows are not needed either */
+        pl_attention(c, &ap, a->q + skip * q_dim, f->k_cache[il], f->v_cache[il], n_out, f->pos0 + skip, a->att);
+    } else {
+        multi_seq_attention(f, il, kv_dim, q_dim, skip, &ap, a);
+    }
 
     float *x = a->x + skip * hp->n_embd;
     linear(c, &ly->attn_output, ly->attn_output_bias, a->att, n_out, a->xb);
@@ -116,7 +150,7 @@ void pl_llama_forward(const pl_model *m, pl_forward *f) {
     acts a = carve(hp, f->scratch, f->n_tok);
     /* like llama.cpp, the last layer finishes only the rows whose logits
      * are wanted */
-    const int64_t n_out = f->all_logits ? f->n_tok : 1;
+    const int64_t n_out = f->n_out > 0 && f->n_out <= f->n_tok ? f->n_out : f->all_logits ? f->n_tok : 1;
 
     pl_get_rows(f->c, &L->token_embd, f->ids, f->n_tok, a.x);
     for (int64_t il = 0; il < hp->n_layer; il++) {

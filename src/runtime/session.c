@@ -1,8 +1,15 @@
 /*
- * session.c -- one sequence on an open model: the KV cache, the positions
+ * session.c -- sequences on an open model: the KV cache, the positions
  * filled, the activation scratch and the logits of the last evaluation.
  * An evaluation is split into passes of at most n_batch tokens; each pass
  * runs the architecture's graph on the session's compute instance.
+ *
+ * A session made with pocketllm_session_new_multi holds several sequences
+ * in one KV cache, each in its own block of n_ctx rows, and evaluates
+ * tokens of any of them together (continuous batching): every token is
+ * computed exactly as it would be with its sequence alone -- the graph's
+ * rows are independent and each sequence attends only to its own rows --
+ * so batching never changes a result.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +30,23 @@ struct pocketllm_session {
     pl_model *m;
     pl_compute *c;
     pl_kv_cache *kv;
-    int64_t n_ctx, n_batch, n_past;
+    int64_t n_ctx, n_batch, n_past; /* n_past: sequence 0's (the single-sequence API) */
     float *scratch;
     int32_t *pos;          /* n_batch positions of the current pass */
     float *logits;         /* logits_cap rows of n_vocab */
     int64_t logits_cap;
     int64_t logits_rows;   /* rows kept by the last eval (0 = none) */
+    /* several sequences (n_seq > 1); sequence k owns cache rows
+     * [k n_ctx, (k + 1) n_ctx) */
+    uint32_t n_seq;
+    int64_t *seq_past;     /* n_seq: positions filled (seq_past[0] mirrors n_past) */
+    int64_t *seq_add;      /* n_seq: tokens the current batch adds */
+    int64_t *kv_base;      /* n_batch: per token of a pass, its sequence's first row */
+    int32_t *pass_ids;     /* n_batch: the pass's ids, tokens with logits last */
+    int32_t *order;        /* n_batch: for each slot of a pass, its token's index in the pass */
+    int32_t *tmp_pos;      /* n_batch: positions of a pass in batch order */
+    int64_t *batch_row;    /* per token of the last eval_batch: its logits row, or -1 */
+    size_t batch_cap, batch_n;
 };
 
 pocketllm_session_params pocketllm_session_default_params(void) {
@@ -49,13 +67,27 @@ void pocketllm_session_free(pocketllm_session *s) {
         s->c->ops->free(s->c);
     }
     free(s->pos);
+    free(s->seq_past);
+    free(s->seq_add);
+    free(s->kv_base);
+    free(s->pass_ids);
+    free(s->order);
+    free(s->tmp_pos);
+    free(s->batch_row);
     free(s);
 }
 
 pocketllm_status pocketllm_session_new(pocketllm_model *m, const pocketllm_session_params *params,
                                        pocketllm_session **out) {
+    return pocketllm_session_new_multi(m, params, 1, out);
+}
+
+pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm_session_params *params, uint32_t n_seq,
+                                             pocketllm_session **out) {
     if (!out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_new: no output pointer");
     *out = NULL;
+    if (n_seq < 1 || n_seq > 4096)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_new: %u sequences (1..4096)", n_seq);
     if (!m) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_new: no model");
     if (!m->arch || !m->arch->forward)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_new: the model was opened without weights (vocabulary only)");
@@ -77,12 +109,18 @@ pocketllm_status pocketllm_session_new(pocketllm_model *m, const pocketllm_sessi
     s->m = m;
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
+    s->n_seq = n_seq;
     const pl_backend *be = pl_backend_find("cpu");
     pocketllm_status st = be->compute_new(n_threads, &s->c);
     if (st) goto fail;
     pl_compute_limits lim = {n_batch, d->max_in, n_ctx, d->head_dim};
     if ((st = s->c->ops->reserve(s->c, &lim))) goto fail;
-    if ((st = pl_kv_cache_new(s->c, p.kv_type, d->n_layer, n_ctx, d->kv_dim, &s->kv))) goto fail;
+    uint64_t rows;
+    if (!pl_mul_u64((uint64_t)n_ctx, n_seq, &rows) || rows > ((uint64_t)1 << 32)) {
+        st = pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "%u sequences of %lld positions are too many", n_seq, (long long)n_ctx);
+        goto fail;
+    }
+    if ((st = pl_kv_cache_new(s->c, p.kv_type, d->n_layer, (int64_t)rows, d->kv_dim, &s->kv))) goto fail;
     uint64_t floats = m->arch->scratch_floats(m, n_batch);
     if (floats > SIZE_MAX / sizeof(float)) {
         st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "activation scratch too large");
@@ -90,7 +128,14 @@ pocketllm_status pocketllm_session_new(pocketllm_model *m, const pocketllm_sessi
     }
     s->scratch = s->c->ops->alloc(s->c, (size_t)floats * sizeof(float));
     s->pos = malloc((size_t)n_batch * sizeof *s->pos);
-    if (!s->scratch || !s->pos) {
+    s->seq_past = calloc(n_seq, sizeof *s->seq_past);
+    s->seq_add = calloc(n_seq, sizeof *s->seq_add);
+    s->kv_base = malloc((size_t)n_batch * sizeof *s->kv_base);
+    s->pass_ids = malloc((size_t)n_batch * sizeof *s->pass_ids);
+    s->order = malloc((size_t)n_batch * sizeof *s->order);
+    s->tmp_pos = malloc((size_t)n_batch * sizeof *s->tmp_pos);
+    if (!s->scratch || !s->pos || !s->seq_past || !s->seq_add || !s->kv_base || !s->pass_ids || !s->order ||
+        !s->tmp_pos) {
         st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the activations of %lld tokens", (long long)n_batch);
         goto fail;
     }
@@ -156,7 +201,9 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
         done += k;
     }
     s->n_past += (int64_t)n;
+    s->seq_past[0] = s->n_past;
     s->logits_rows = all_logits ? (int64_t)n : 1;
+    s->batch_n = 0;
     return POCKETLLM_OK;
 }
 
@@ -174,7 +221,9 @@ uint32_t pocketllm_session_n_ctx(const pocketllm_session *s) { return s ? (uint3
 void pocketllm_session_reset(pocketllm_session *s) {
     if (!s) return;
     s->n_past = 0;
+    for (uint32_t k = 0; k < s->n_seq; k++) s->seq_past[k] = 0;
     s->logits_rows = 0;
+    s->batch_n = 0;
 }
 
 int32_t pocketllm_session_n_vocab(const pocketllm_session *s) { return s ? (int32_t)s->m->dims.n_vocab : 0; }
@@ -190,5 +239,125 @@ uint64_t pocketllm_session_memory(const pocketllm_session *s) {
                               (kv->type == PL_TYPE_F16 ? 2 : 4);
     const uint64_t scratch = s->m->arch->scratch_floats(s->m, s->n_batch) * sizeof(float);
     const uint64_t logits = (uint64_t)s->logits_cap * (uint64_t)s->m->dims.n_vocab * sizeof(float);
-    return s->c->reserved_bytes + kv_bytes + scratch + logits + (uint64_t)s->n_batch * sizeof *s->pos + sizeof *s;
+    const uint64_t batching = (uint64_t)s->n_batch * (sizeof *s->kv_base + sizeof *s->pass_ids + sizeof *s->order +
+                                                       sizeof *s->tmp_pos) +
+                              (uint64_t)s->n_seq * (sizeof *s->seq_past + sizeof *s->seq_add) +
+                              (uint64_t)s->batch_cap * sizeof *s->batch_row;
+    return s->c->reserved_bytes + kv_bytes + scratch + logits + (uint64_t)s->n_batch * sizeof *s->pos + batching +
+           sizeof *s;
+}
+
+/* ---- several sequences: continuous batching ---------------------------------- */
+
+uint32_t pocketllm_session_n_seq(const pocketllm_session *s) { return s ? s->n_seq : 0; }
+
+uint32_t pocketllm_session_seq_n_past(const pocketllm_session *s, uint32_t seq) {
+    return s && seq < s->n_seq ? (uint32_t)s->seq_past[seq] : 0;
+}
+
+pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t seq, uint32_t n_past) {
+    if (!s || seq >= s->n_seq)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session: no sequence %u", s ? seq : 0);
+    /* the rows past n_past are simply overwritten later */
+    if ((int64_t)n_past < s->seq_past[seq]) s->seq_past[seq] = n_past;
+    if (seq == 0) s->n_past = s->seq_past[0];
+    s->logits_rows = 0;
+    s->batch_n = 0;
+    return POCKETLLM_OK;
+}
+
+/* One pass over toks[lo, hi): each token at its sequence's next position
+ * (in batch order), then the tokens laid out without logits first and with
+ * logits last, because the graph finishes only the last rows.  Their rows
+ * of logits go to s->logits from *row on. */
+static pocketllm_status batch_pass(pocketllm_session *s, const pocketllm_batch_token *toks, size_t lo, size_t hi,
+                                   int64_t *row, int64_t spare_row) {
+    const int64_t k = (int64_t)(hi - lo);
+    for (size_t i = lo; i < hi; i++) s->tmp_pos[i - lo] = (int32_t)(s->seq_past[toks[i].seq] + s->seq_add[toks[i].seq]++);
+    int64_t n_out = 0, at = 0;
+    for (int want = 0; want < 2; want++)
+        for (size_t i = lo; i < hi; i++)
+            if ((toks[i].logits != 0) == (want == 1)) s->order[at++] = (int32_t)(i - lo);
+    for (int64_t t = 0; t < k; t++) {
+        const size_t i = lo + (size_t)s->order[t];
+        s->pass_ids[t] = toks[i].id;
+        s->pos[t] = s->tmp_pos[s->order[t]];
+        s->kv_base[t] = (int64_t)toks[i].seq * s->n_ctx;
+        n_out += toks[i].logits != 0;
+    }
+    pl_forward f = {
+        .c = s->c,
+        .ids = s->pass_ids,
+        .pos = s->pos,
+        .n_tok = k,
+        .kv_base = s->kv_base,
+        .kv_type = s->kv->type,
+        .k_cache = s->kv->k,
+        .v_cache = s->kv->v,
+        .scratch = s->scratch,
+        /* a pass without logits still finishes its last row (the graph
+         * always ends the same way): into the spare row */
+        .logits = s->logits + (n_out ? *row : spare_row) * s->m->dims.n_vocab,
+        .n_out = n_out ? n_out : 1,
+    };
+    s->c->status = POCKETLLM_OK;
+    s->m->arch->forward(s->m, &f);
+    if (s->c->status) return s->c->status;
+    for (int64_t t = k - n_out; t < k; t++) s->batch_row[lo + (size_t)s->order[t]] = (*row)++;
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pocketllm_session_eval_batch(pocketllm_session *s, const pocketllm_batch_token *toks, size_t n) {
+    if (!s || (!toks && n)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_batch: NULL argument");
+    if (n == 0) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_batch: no tokens to evaluate");
+    const int64_t n_vocab = s->m->dims.n_vocab;
+    for (uint32_t q = 0; q < s->n_seq; q++) s->seq_add[q] = 0;
+    int64_t n_logits = 0;
+    pocketllm_status st = POCKETLLM_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        if (toks[i].seq >= s->n_seq)
+            st = pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "token %zu names sequence %u; the session has %u", i, toks[i].seq,
+                         s->n_seq);
+        else if (toks[i].id < 0 || toks[i].id >= n_vocab)
+            st = pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "token id %d (at %zu) is outside the vocabulary 0..%lld",
+                         toks[i].id, i, (long long)n_vocab - 1);
+        else if (s->seq_past[toks[i].seq] + ++s->seq_add[toks[i].seq] > s->n_ctx)
+            st = pl_fail(POCKETLLM_ERR_CONTEXT_FULL, "sequence %u: the batch does not fit its context of %lld positions "
+                         "(%lld used)", toks[i].seq, (long long)s->n_ctx, (long long)s->seq_past[toks[i].seq]);
+        n_logits += toks[i].logits != 0;
+    }
+    for (uint32_t q = 0; q < s->n_seq; q++) s->seq_add[q] = 0;
+    if (st) return st;
+    /* one spare row for passes that keep no logits */
+    if ((st = logits_reserve(s, n_logits + 1))) return st;
+    if (n > s->batch_cap) {
+        int64_t *r = realloc(s->batch_row, n * sizeof *r);
+        if (!r) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for a batch of %zu tokens", n);
+        s->batch_row = r;
+        s->batch_cap = n;
+    }
+    for (size_t i = 0; i < n; i++) s->batch_row[i] = -1;
+    s->logits_rows = 0;
+    s->batch_n = 0;
+    int64_t row = 0;
+    for (size_t lo = 0; lo < n; lo += (size_t)s->n_batch) {
+        const size_t hi = n - lo < (size_t)s->n_batch ? n : lo + (size_t)s->n_batch;
+        if ((st = batch_pass(s, toks, lo, hi, &row, n_logits))) {
+            /* no sequence advances; the rows written past them are never read */
+            for (uint32_t q = 0; q < s->n_seq; q++) s->seq_add[q] = 0;
+            return st;
+        }
+    }
+    for (uint32_t q = 0; q < s->n_seq; q++) {
+        s->seq_past[q] += s->seq_add[q];
+        s->seq_add[q] = 0;
+    }
+    s->n_past = s->seq_past[0];
+    s->batch_n = n;
+    return POCKETLLM_OK;
+}
+
+const float *pocketllm_session_batch_logits(const pocketllm_session *s, size_t i) {
+    if (!s || i >= s->batch_n || s->batch_row[i] < 0) return NULL;
+    return s->logits + (size_t)s->batch_row[i] * (size_t)s->m->dims.n_vocab;
 }

@@ -95,8 +95,11 @@ static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
     srv_sched_stats st;
     srv_sched_stats_get(h->s, &st);
     srv_buf b = {0};
-    srv_buf_printf(&b, "{\"status\":\"ok\",\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u}",
-                   st.active, st.parallel, st.queued, st.queue_cap);
+    srv_buf_printf(&b,
+                   "{\"status\":\"ok\",\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u,"
+                   "\"forward_passes\":%llu,\"tokens_evaluated\":%llu,\"most_sequences_in_a_pass\":%u}",
+                   st.active, st.parallel, st.queued, st.queue_cap, (unsigned long long)st.passes,
+                   (unsigned long long)st.tokens, st.most_sequences);
     return srv_http_reply_json(conn, 200, b.oom ? NULL : srv_buf_take(&b, NULL));
 }
 

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "srv_engine.h"
 #include "srv_logprobs.h"
 #include "srv_stop.h"
 
@@ -55,7 +54,7 @@ typedef struct job {
 struct srv_sched {
     const srv_model *m;
     srv_sched_params p;
-    srv_engine *eng;
+    pocketllm_session *sess; /* one KV cache, a sequence per slot */
     pthread_t thread;
     bool thread_started, stopping;
     pthread_mutex_t mu;
@@ -63,8 +62,16 @@ struct srv_sched {
     job *q_head, *q_tail;
     uint32_t queued_tasks;
     job **slots;             /* parallel entries, NULL = free */
+    /* per sequence, the ids its cache rows hold (a free sequence keeps its
+     * last request's): a new request takes the free sequence that shares
+     * the longest start with its prompt, and that start is not evaluated
+     * again -- a prompt cache matched by exact token prefix */
+    int32_t **held;
+    size_t *n_held;
     uint32_t n_active;
-    srv_tok *batch;          /* n_batch + parallel tokens */
+    uint64_t n_passes, n_tokens; /* counters for /health (lock held) */
+    uint32_t most_seqs;
+    pocketllm_batch_token *batch; /* n_batch + parallel tokens */
     job **batch_job;
     float *biased;           /* logits with logit_bias applied */
     uint64_t seed_state;
@@ -155,6 +162,19 @@ static uint64_t splitmix(uint64_t *x) {
     return z ^ (z >> 31);
 }
 
+/* How many ids at the start of the prompt sequence `slot` already holds. */
+static size_t shared_start(const srv_sched *s, uint32_t slot, const srv_prompt *p) {
+    size_t k = 0;
+    while (k < s->n_held[slot] && k < p->n && s->held[slot][k] == p->ids[k]) k++;
+    return k;
+}
+
+/* Record that the next id of sequence `slot` is `id` (its cache row is
+ * being written by this step). */
+static void hold(srv_sched *s, uint32_t slot, int32_t id) {
+    if (s->n_held[slot] < s->m->n_ctx) s->held[slot][s->n_held[slot]++] = id;
+}
+
 /* Give a queued job sequence `slot` (lock held). */
 static bool job_start(srv_sched *s, job *j, uint32_t slot) {
     const srv_request *r = &j->t->req;
@@ -168,7 +188,13 @@ static bool job_start(srv_sched *s, job *j, uint32_t slot) {
     j->slot = slot;
     const int64_t room = (int64_t)s->m->n_ctx - (int64_t)j->prompt->n;
     j->max_gen = r->max_tokens > 0 && r->max_tokens < room ? r->max_tokens : room;
-    srv_engine_clear(s->eng, slot);
+    /* keep the cached start of the prompt; its last id is evaluated again
+     * in any case, for its logits */
+    size_t common = shared_start(s, slot, j->prompt);
+    if (common >= j->prompt->n) common = j->prompt->n - 1;
+    if (pocketllm_session_seq_truncate(s->sess, slot, (uint32_t)common)) common = 0;
+    s->n_held[slot] = common;
+    j->n_fed = common;
     return true;
 }
 
@@ -209,7 +235,7 @@ static bool push_piece(job *j, int32_t id) {
 /* One new token for j from the logits of its last evaluated token. */
 static void job_sample(srv_sched *s, job *j, const float *logits) {
     const srv_request *r = &j->t->req;
-    const int32_t n_vocab = srv_engine_n_vocab(s->eng);
+    const int32_t n_vocab = pocketllm_session_n_vocab(s->sess);
     if (r->n_bias) {
         memcpy(s->biased, logits, (size_t)n_vocab * sizeof *logits);
         for (size_t i = 0; i < r->n_bias; i++) s->biased[r->bias_id[i]] += r->bias[i];
@@ -261,7 +287,8 @@ static size_t build_batch(srv_sched *s) {
     for (uint32_t i = 0; i < s->p.parallel; i++) {
         job *j = s->slots[i];
         if (!j || !j->has_next) continue;
-        s->batch[n] = (srv_tok){j->next_id, j->slot, true};
+        s->batch[n] = (pocketllm_batch_token){j->next_id, j->slot, 1};
+        hold(s, j->slot, j->next_id);
         s->batch_job[n++] = j;
         j->has_next = false;
     }
@@ -272,7 +299,8 @@ static size_t build_batch(srv_sched *s) {
         if (k > budget - n) k = budget - n;
         for (size_t t = 0; t < k; t++) {
             const bool last = j->n_fed + t + 1 == j->prompt->n;
-            s->batch[n] = (srv_tok){j->prompt->ids[j->n_fed + t], j->slot, last};
+            s->batch[n] = (pocketllm_batch_token){j->prompt->ids[j->n_fed + t], j->slot, last};
+            hold(s, j->slot, j->prompt->ids[j->n_fed + t]);
             s->batch_job[n++] = last ? j : NULL;
         }
         j->n_fed += k;
@@ -305,11 +333,19 @@ static void sweep(srv_sched *s) {
     }
 }
 
-/* Move queued jobs into free sequences (lock held). */
+/* Move queued jobs into free sequences, first come first served, each to
+ * the free sequence that holds the longest start of its prompt (lock
+ * held). */
 static void admit(srv_sched *s) {
-    for (uint32_t i = 0; i < s->p.parallel && s->q_head; i++) {
-        if (s->slots[i]) continue;
+    while (s->q_head && s->n_active < s->p.parallel) {
         job *j = s->q_head;
+        uint32_t i = s->p.parallel;
+        size_t best = 0;
+        for (uint32_t k = 0; k < s->p.parallel; k++) {
+            if (s->slots[k]) continue;
+            const size_t c = shared_start(s, k, j->prompt);
+            if (i == s->p.parallel || c > best) i = k, best = c;
+        }
         s->q_head = j->next;
         if (!s->q_head) s->q_tail = NULL;
         j->next = NULL;
@@ -338,6 +374,9 @@ static void deliver(srv_sched *s, const char *fail_msg) {
         if (j->failed || fail_msg) {
             t->pending.failed = true;
             snprintf(t->pending.error, sizeof t->pending.error, "%s", fail_msg ? fail_msg : "generation failed");
+            /* what the sequence holds is no longer known: nothing */
+            s->n_held[i] = 0;
+            pocketllm_session_seq_truncate(s->sess, i, 0);
         } else if (j->stage.text.n || j->stage.n_lp || j->stage.finished) {
             move_choice(&t->pending.c[j->choice], &j->stage);
             if (j->finished && ++t->n_done == t->n_choices) t->pending.done = true;
@@ -371,16 +410,23 @@ static void *sched_main(void *arg) {
         const char *fail = NULL;
         char msg[256];
         if (n) {
-            pocketllm_status st = srv_engine_eval(s->eng, s->batch, n);
+            pocketllm_status st = pocketllm_session_eval_batch(s->sess, s->batch, n);
             if (st) {
                 snprintf(msg, sizeof msg, "the forward pass failed: %s", pocketllm_last_error());
                 fail = msg;
             } else {
                 for (size_t i = 0; i < n; i++)
-                    if (s->batch_job[i]) job_sample(s, s->batch_job[i], srv_engine_logits(s->eng, i));
+                    if (s->batch_job[i]) job_sample(s, s->batch_job[i], pocketllm_session_batch_logits(s->sess, i));
             }
         }
+        uint32_t seqs = 0; /* distinct sequences in the pass (a sequence's tokens are adjacent) */
+        for (size_t i = 0; i < n; i++) seqs += i == 0 || s->batch[i].seq != s->batch[i - 1].seq;
         pthread_mutex_lock(&s->mu);
+        if (n) {
+            s->n_passes++;
+            s->n_tokens += n;
+            if (seqs > s->most_seqs) s->most_seqs = seqs;
+        }
         deliver(s, fail);
     }
     pthread_mutex_unlock(&s->mu);
@@ -401,8 +447,12 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
     s->seed_state = (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)s << 16);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
-    pocketllm_status st =
-        srv_engine_new(m->model, s->p.parallel, m->n_ctx, s->p.n_batch + s->p.parallel, p->kv_type, p->n_threads, &s->eng);
+    pocketllm_session_params sp = pocketllm_session_default_params();
+    sp.n_ctx = m->n_ctx;
+    sp.n_batch = s->p.n_batch + s->p.parallel; /* a step: every decoding token plus prompt chunks */
+    sp.kv_type = p->kv_type;
+    sp.n_threads = p->n_threads;
+    pocketllm_status st = pocketllm_session_new_multi(m->model, &sp, s->p.parallel, &s->sess);
     if (st) {
         char tmp[400];
         snprintf(tmp, sizeof tmp, "cannot make the sessions: %s", pocketllm_last_error());
@@ -412,10 +462,18 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
     }
     const size_t cap = (size_t)s->p.n_batch + s->p.parallel;
     s->slots = calloc(s->p.parallel, sizeof *s->slots);
+    s->held = calloc(s->p.parallel, sizeof *s->held);
+    s->n_held = calloc(s->p.parallel, sizeof *s->n_held);
+    for (uint32_t k = 0; s->held && k < s->p.parallel; k++)
+        if (!(s->held[k] = malloc((size_t)m->n_ctx * sizeof **s->held))) {
+            *err = strdup("out of memory");
+            srv_sched_free(s);
+            return POCKETLLM_ERR_NO_MEMORY;
+        }
     s->batch = calloc(cap, sizeof *s->batch);
     s->batch_job = calloc(cap, sizeof *s->batch_job);
-    s->biased = malloc((size_t)srv_engine_n_vocab(s->eng) * sizeof *s->biased);
-    if (!s->slots || !s->batch || !s->batch_job || !s->biased || pthread_create(&s->thread, NULL, sched_main, s) != 0) {
+    s->biased = malloc((size_t)pocketllm_session_n_vocab(s->sess) * sizeof *s->biased);
+    if (!s->slots || !s->held || !s->n_held || !s->batch || !s->batch_job || !s->biased || pthread_create(&s->thread, NULL, sched_main, s) != 0) {
         *err = strdup("out of memory");
         srv_sched_free(s);
         return POCKETLLM_ERR_NO_MEMORY;
@@ -434,8 +492,11 @@ void srv_sched_free(srv_sched *s) {
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->thread, NULL);
     }
-    srv_engine_free(s->eng);
+    pocketllm_session_free(s->sess);
     free(s->slots);
+    for (uint32_t k = 0; s->held && k < s->p.parallel; k++) free(s->held[k]);
+    free(s->held);
+    free(s->n_held);
     free(s->batch);
     free(s->batch_job);
     free(s->biased);
@@ -548,5 +609,8 @@ void srv_sched_stats_get(srv_sched *s, srv_sched_stats *st) {
     st->queued = s->queued_tasks;
     st->parallel = s->p.parallel;
     st->queue_cap = s->p.queue;
+    st->passes = s->n_passes;
+    st->tokens = s->n_tokens;
+    st->most_sequences = s->most_seqs;
     pthread_mutex_unlock(&s->mu);
 }

@@ -81,9 +81,13 @@ void srv_update_free(srv_update *u);
 /* Forget the text and tokens already used (keeps the state flags). */
 void srv_update_clear(srv_update *u);
 
-/* Counters for /health. */
+/* Counters for /health.  The cumulative ones show what batching did: a
+ * forward pass evaluates tokens of up to `parallel` sequences at once. */
 typedef struct srv_sched_stats {
     uint32_t active, queued, parallel, queue_cap;
+    uint64_t passes;          /* forward passes run since start */
+    uint64_t tokens;          /* tokens they evaluated (prompt and generated) */
+    uint32_t most_sequences;  /* most sequences one pass has served */
 } srv_sched_stats;
 void srv_sched_stats_get(srv_sched *s, srv_sched_stats *st);
 

@@ -6,29 +6,22 @@
 # the sequences hold earlier prompts, whose shared start is reused):
 # batched decoding computes each sequence exactly as alone.
 #
-# TIMING CHECK (the one timing this suite checks, because the acceptance of
-# issue 9 asks for it): the aggregate generated tokens per second of the
-# concurrent run must exceed that of the one-at-a-time run.  Both are
-# measured in this run, back to back, and printed; the margin is generous
-# (batching 4 sequences gives about 1.8x here on this model, where each
-# decoding step streams ~80 MB of weights).  In a sanitizer build the
-# instrumented arithmetic, not the weight traffic, is the cost, so batching
-# cannot pay: there the two rates are printed as information and the
-# timing is not checked (the test says so); the answers are checked all
-# the same.
+# That the concurrent requests really were decoded together is checked
+# from the server's own counters (GET /health: forward passes run, most
+# sequences in one pass), not from a clock: with four sequences per pass
+# the concurrent round needs well under 0.6 times the passes of the
+# one-at-a-time round for the same tokens.  The aggregate tokens per second
+# of both rounds are printed as information only -- timings never decide a
+# test here (bench/serve_batch.sh measures them).
 . "$(dirname "$0")/serve_lib.sh"
 serve_bundle
 serve_model "$PL_TMP/m.gguf" --shape small --type f16
 serve_start main --model "$PL_TMP/m.gguf" --name small --ctx 256 --parallel 4 --queue 32 --quiet
 
-SANITIZED=0
-grep -qE "^POCKETLLM_(SANITIZE|FUZZ):BOOL=ON" "$PL_BUILD/CMakeCache.txt" 2>/dev/null && SANITIZED=1
-
-"$PY" - "$PORT" "$SANITIZED" <<'PY' >"$PL_TMP/py.out" 2>&1
+"$PY" - "$PORT" <<'PY' >"$PL_TMP/py.out" 2>&1
 import http.client, json, sys, threading, time
 
 port = int(sys.argv[1])
-sanitized = sys.argv[2] == "1"
 failures = 0
 def check(cond, what):
     global failures
@@ -55,6 +48,20 @@ def ask(body):
     ch = d["choices"][0]
     return (ch["message"]["content"], ch["finish_reason"], d["usage"]["completion_tokens"])
 
+def health():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("GET", "/health")
+    d = json.loads(c.getresponse().read())
+    c.close()
+    return d
+
+passes = {"alone": 0, "together": 0}
+def counted(kind, f):
+    before = health()["forward_passes"]
+    r = f()
+    passes[kind] += health()["forward_passes"] - before
+    return r
+
 def one_at_a_time():
     t0 = time.time()
     out = [ask(b) for b in requests]
@@ -74,10 +81,10 @@ def all_at_once():
 
 # two rounds of each, interleaved; the best time of each counts, so that a
 # burst of load from elsewhere on the machine does not decide the check
-alone, t_alone = one_at_a_time()
-together, t_together = all_at_once()
-alone2, t2 = one_at_a_time()
-together2, t4 = all_at_once()
+alone, t_alone = counted("alone", one_at_a_time)
+together, t_together = counted("together", all_at_once)
+alone2, t2 = counted("alone", one_at_a_time)
+together2, t4 = counted("together", all_at_once)
 check(alone2 == alone, "one at a time, the second round differs from the first")
 check(together2 == together, "all at once, the second round differs from the first")
 t_alone, t_together = min(t_alone, t2), min(t_together, t4)
@@ -95,12 +102,14 @@ rate_together = sum(b[2] for b in together) / t_together
 print("one at a time: %d tokens in %.2f s = %.1f tok/s" % (tokens, t_alone, rate_alone))
 print("20 concurrent, --parallel 4: %d tokens in %.2f s = %.1f tok/s (%.2fx)"
       % (sum(b[2] for b in together), t_together, rate_together, rate_together / rate_alone))
-if sanitized:
-    print("TIMING CHECK not made: a sanitizer build (the rates above are information only)")
-else:
-    check(rate_together > rate_alone, "TIMING CHECK: batched throughput %.1f tok/s does not exceed one-at-a-time %.1f tok/s"
-          % (rate_together, rate_alone))
-    print("TIMING CHECK passed: batched throughput exceeds one-at-a-time")
+print("forward passes: %d one at a time, %d concurrent (%.2fx); most sequences in one pass: %d"
+      % (passes["alone"], passes["together"], passes["together"] / max(passes["alone"], 1),
+         health()["most_sequences_in_a_pass"]))
+check(health()["most_sequences_in_a_pass"] == 4, "no forward pass served all 4 sequences")
+check(passes["together"] < 0.6 * passes["alone"],
+      "the concurrent rounds took %d forward passes, the one-at-a-time rounds %d: not decoded together"
+      % (passes["together"], passes["alone"]))
+print("(the rates above are information only)")
 sys.exit(1 if failures else 0)
 PY
 rc=$?
