@@ -832,6 +832,33 @@ POCKETLLM_API pocketllm_status pocketllm_chat_split_reasoning(const pocketllm_ch
                                                               pocketllm_chat_split *out);
 POCKETLLM_API void pocketllm_chat_split_free(pocketllm_chat_split *s);
 
+/* ------------------------------------------------------------------ */
+/* Benchmarking (pocketllm bench)                                      */
+/* ------------------------------------------------------------------ */
+
+/* What a decode step of a model costs in memory traffic, for the
+ * bandwidth bound `pocketllm bench` reports (tokens per second can be at
+ * most read bandwidth / weight_bytes_per_token). */
+typedef struct pocketllm_bench_info {
+    uint64_t file_bytes;              /* size of the GGUF file */
+    uint64_t weight_bytes;            /* all tensor data in the file */
+    uint64_t weight_bytes_per_token;  /* tensor bytes one decode step reads: every
+                                       * tensor, except a token-embedding table that is
+                                       * only looked up (a separate output matrix exists) */
+    uint64_t kv_bytes_per_position;   /* KV cache bytes per position, all layers, K and V */
+} pocketllm_bench_info;
+
+/* Fill *out for an open model (with weights) and a KV cache type (1 = f16,
+ * 0 = f32). */
+POCKETLLM_API pocketllm_status pocketllm_bench_model_info(const pocketllm_model *model, uint32_t kv_type,
+                                                          pocketllm_bench_info *out);
+/* The host's memory read bandwidth in bytes per second, measured by
+ * reading the model's own tensor data with n_threads threads (0 = the
+ * model's count): the best of three passes after one that pages it in.
+ * Allocates nothing beyond the threads. */
+POCKETLLM_API pocketllm_status pocketllm_bench_read_bandwidth(const pocketllm_model *model, int n_threads,
+                                                              double *bytes_per_s);
+
 #ifdef __cplusplus
 }
 #endif

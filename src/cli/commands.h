@@ -14,6 +14,8 @@ int cmd_architectures(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
@@ -35,8 +37,11 @@ extern const char cmd_fit_usage[];
 #define CMD_PERPLEXITY_USAGE cmd_perplexity_usage
 #define CMD_IMATRIX_USAGE cmd_imatrix_usage
 #define CMD_FIT_USAGE cmd_fit_usage
-int cmd_synth(int argc, char **argv);
-int cmd_quantize(int argc, char **argv);
+
+/* bench keeps its --help text in its file */
+int cmd_bench(int argc, char **argv);
+extern const char cmd_bench_usage[];
+#define CMD_BENCH_USAGE cmd_bench_usage
 
 #define CMD_HELP_USAGE \
     "usage: pocketllm help [COMMAND]\n\nList the commands, or show the help of one.\n"
@@ -146,31 +151,6 @@ int cmd_quantize(int argc, char **argv);
     "  --template FILE embed this chat template as tokenizer.chat_template\n"                              \
     "  --quiet         no progress on stderr\n"
 
-#define CMD_TEMPLATE_USAGE                                                                                 \
-    "usage: pocketllm template (--model M.gguf [--name NAME] | --file T.jinja) [--messages FILE.json]\n"  \
-    "                          [--add-generation-prompt] [--enable-thinking true|false] [--tools FILE]\n"  \
-    "                          [--vars FILE] [--bos TEXT] [--eos TEXT] [--now YYYY-MM-DDTHH:MM:SS]\n"      \
-    "                          [--split-reasoning FILE]\n\n"                                               \
-    "Render a chat template for a conversation and print the prompt, byte for byte what Python's\n"      \
-    "jinja2 renders for Hugging Face's apply_chat_template.  The template is the model's\n"              \
-    "tokenizer.chat_template (--model; --name picks tokenizer.chat_template.NAME, e.g. tool_use) or\n"  \
-    "a file.  Without --messages the template is only checked: exit 0 when it can be rendered,\n"       \
-    "1 with the construct that cannot (and its line and column) named.  A conversation the template\n"  \
-    "rejects (raise_exception, or any error jinja2 raises too) fails with its message (exit 1).\n\n"   \
-    "  --messages FILE          JSON array of messages, e.g. [{\"role\":\"user\",\"content\":\"Hi\"}];\n" \
-    "                           '-' reads stdin\n"                                                        \
-    "  --add-generation-prompt  end with the opening of the assistant's turn\n"                            \
-    "  --enable-thinking B      pass enable_thinking=B (Qwen3 and others); unset by default\n"              \
-    "  --tools FILE             JSON array of tool definitions (the template's `tools`; None without)\n" \
-    "  --vars FILE              JSON object of more template variables (e.g. reasoning_effort)\n"        \
-    "  --bos TEXT, --eos TEXT   bos_token / eos_token (default: the model's tokens with --model,\n"     \
-    "                           otherwise not passed)\n"                                                 \
-    "  --now TIME               the local time strftime_now() renders (default: the clock)\n"          \
-    "  --split-reasoning FILE   instead of the prompt, print {\"content\":..., \"reasoning_content\":...}:\n" \
-    "                           the generated reply in FILE split at its <think>...</think> block, as\n"  \
-    "                           the template splits it (with --messages, the rendered prompt tells\n"    \
-    "                           whether the reply began inside an open think block)\n"
-
 #define CMD_QUANTIZE_USAGE                                                                                \
     "usage: pocketllm quantize IN.gguf OUT.gguf TYPE [--pure] [--leave-output] [--imatrix FILE]\n"       \
     "                          [--allow-requantize] [-t N] [--quiet]\n"                                   \
@@ -196,5 +176,30 @@ int cmd_quantize(int argc, char **argv);
     "  --dry-run           write nothing; list every tensor's type and the sizes on stdout (types\n"      \
     "                      this build cannot encode yet are listed, not refused)\n"                        \
     "  --quiet             no progress or summary on stderr\n"
+
+#define CMD_TEMPLATE_USAGE                                                                                 \
+    "usage: pocketllm template (--model M.gguf [--name NAME] | --file T.jinja) [--messages FILE.json]\n"  \
+    "                          [--add-generation-prompt] [--enable-thinking true|false] [--tools FILE]\n"  \
+    "                          [--vars FILE] [--bos TEXT] [--eos TEXT] [--now YYYY-MM-DDTHH:MM:SS]\n"      \
+    "                          [--split-reasoning FILE]\n\n"                                               \
+    "Render a chat template for a conversation and print the prompt, byte for byte what Python's\n"      \
+    "jinja2 renders for Hugging Face's apply_chat_template.  The template is the model's\n"              \
+    "tokenizer.chat_template (--model; --name picks tokenizer.chat_template.NAME, e.g. tool_use) or\n"  \
+    "a file.  Without --messages the template is only checked: exit 0 when it can be rendered,\n"       \
+    "1 with the construct that cannot (and its line and column) named.  A conversation the template\n"  \
+    "rejects (raise_exception, or any error jinja2 raises too) fails with its message (exit 1).\n\n"   \
+    "  --messages FILE          JSON array of messages, e.g. [{\"role\":\"user\",\"content\":\"Hi\"}];\n" \
+    "                           '-' reads stdin\n"                                                        \
+    "  --add-generation-prompt  end with the opening of the assistant's turn\n"                            \
+    "  --enable-thinking B      pass enable_thinking=B (Qwen3 and others); unset by default\n"              \
+    "  --tools FILE             JSON array of tool definitions (the template's `tools`; None without)\n" \
+    "  --vars FILE              JSON object of more template variables (e.g. reasoning_effort)\n"        \
+    "  --bos TEXT, --eos TEXT   bos_token / eos_token (default: the model's tokens with --model,\n"     \
+    "                           otherwise not passed)\n"                                                 \
+    "  --now TIME               the local time strftime_now() renders (default: the clock)\n"          \
+    "  --split-reasoning FILE   instead of the prompt, print {\"content\":..., \"reasoning_content\":...}:\n" \
+    "                           the generated reply in FILE split at its <think>...</think> block, as\n"  \
+    "                           the template splits it (with --messages, the rendered prompt tells\n"    \
+    "                           whether the reply began inside an open think block)\n"
 
 #endif

@@ -30,6 +30,7 @@
  *   pl_oracle quant-batch FILE
  *   pl_oracle vec-dot-time TYPE W A N REPS [--variant V]
  *   pl_oracle perplexity MODEL --file F --ctx N [--chunks N] [--imatrix-out F [--process-output]]
+ *   pl_oracle bench MODEL [-p N] [-n N] [-d N] [-r N] [common options]
  * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
  *
  * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
@@ -69,6 +70,17 @@
  * rows for weights named blk.* (and output.weight with --process-output),
  * every position's output requested -- and writes llama-imatrix's GGUF
  * file with ggml's own gguf writer.
+ *
+ * bench measures llama.cpp the way `pocketllm bench` measures PocketLLM
+ * (src/cli/cmd_bench.c; the two must stay in step), for bench/compare: a
+ * context of max(p, d + n) positions, n_batch = n_ubatch = --batch (512);
+ * the same synthetic ids (bench_ids below); a warmup (a prefill of
+ * min(p, 32) ids and 2 decodes, as far as the context allows) then, per repetition, from an empty cache:
+ * pp = one llama_decode of p ids (only the last logits out), timed; tg = a
+ * prefill of d ids (the pp prefill itself when d == p, else a fresh one,
+ * untimed), then n single-id llama_decode calls, timed.  Prints one JSON
+ * object: {"engine":"llama.cpp","flash_attn":..,"threads":..,"pp_tokens_per_s":
+ * [per rep],"tg_tokens_per_s":[per rep]}.  Defaults: -p 512 -n 128 -d 0 -r 3.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -1038,6 +1050,90 @@ static int cmd_perplexity(int argc, char **argv) {
     return 0;
 }
 
+/* The synthetic ids both benches feed: a 64-bit LCG (Knuth's MMIX
+ * constants) so that both engines see exactly the same tokens. */
+static void bench_ids(int32_t *ids, int n, int n_vocab, uint64_t seed) {
+    uint64_t x = seed * 2862933555777941757ull + 3037000493ull;
+    for (int i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        ids[i] = (int32_t)((x >> 33) % (uint64_t)n_vocab);
+    }
+}
+
+static void bench_decode(struct llama_context *c, llama_token *t, int n) {
+    decode_or_die(c, t, n);
+    llama_synchronize(c);
+}
+
+static int cmd_bench(int argc, char **argv) {
+    if (argc < 3) die("bench MODEL [-p N] [-n N] [-d N] [-r N] [common options]");
+    int p = 512, n = 128, d = 0, reps = 3;
+    /* pull out the bench's own options, hand the rest to parse_opts */
+    char **rest = malloc(sizeof *rest * (size_t)argc);
+    int nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (i >= 3 && i + 1 < argc && (!strcmp(a, "-p") || !strcmp(a, "-d") || !strcmp(a, "-r") || !strcmp(a, "-n"))) {
+            int v = atoi(argv[++i]);
+            if (v < 0 || v > 1 << 20) die("bench: %s %d is out of range", a, v);
+            if (!strcmp(a, "-p")) p = v;
+            else if (!strcmp(a, "-d")) d = v;
+            else if (!strcmp(a, "-r")) reps = v;
+            else n = v;
+        } else rest[nrest++] = argv[i];
+    }
+    if (reps < 1 || (p == 0 && n == 0)) die("bench: nothing to measure");
+    opts o;
+    parse_opts(nrest, rest, 3, &o);
+    free(rest);
+    struct llama_model *m = load_model(argv[2], false);
+    const int nv = llama_vocab_n_tokens(llama_model_get_vocab(m));
+    const int n_ctx = p > d + n ? p : d + n;
+    struct llama_context *c = make_context(m, &o, n_ctx);
+    llama_memory_t mem = llama_get_memory(c);
+    const int n_ids = n_ctx + 64;
+    llama_token *ids = malloc(sizeof *ids * (size_t)n_ids);
+    bench_ids(ids, n_ids, nv, 1);
+    /* warmup: weights paged in, threads started */
+    const int w = p < 32 ? (p ? p : 1) : 32, n_warm = n_ctx - w < 2 ? n_ctx - w : 2;
+    bench_decode(c, ids, w);
+    for (int k = 0; k < n_warm; k++) bench_decode(c, ids + w + k, 1);
+    double *pp = calloc((size_t)reps, sizeof *pp), *tg = calloc((size_t)reps, sizeof *tg);
+    for (int r = 0; r < reps; r++) {
+        llama_memory_clear(mem, true);
+        int filled = 0;
+        if (p > 0) {
+            /* in passes of --batch ids, as llama-bench does */
+            double t0 = now_ns();
+            for (int i = 0; i < p; i += o.batch) bench_decode(c, ids + i, p - i < o.batch ? p - i : o.batch);
+            pp[r] = p / ((now_ns() - t0) * 1e-9);
+            filled = p;
+        }
+        if (n > 0) {
+            if (filled != d) {
+                llama_memory_clear(mem, true);
+                for (int i = 0; i < d; i += o.batch) bench_decode(c, ids + i, d - i < o.batch ? d - i : o.batch);
+            }
+            double t0 = now_ns();
+            for (int k = 0; k < n; k++) bench_decode(c, ids + d + k, 1);
+            tg[r] = n / ((now_ns() - t0) * 1e-9);
+        }
+    }
+    printf("{\"engine\":\"llama.cpp\",\"cpu_backend\":\"%s\",\"flash_attn\":%s,\"threads\":%d,\"p\":%d,\"n\":%d,\"d\":%d,"
+           "\"pp_tokens_per_s\":[",
+           best_cpu_library(), o.flash ? "true" : "false", o.threads, p, n, d);
+    for (int r = 0; r < reps; r++) printf("%s%.3f", r ? "," : "", pp[r]);
+    printf("],\"tg_tokens_per_s\":[");
+    for (int r = 0; r < reps; r++) printf("%s%.3f", r ? "," : "", tg[r]);
+    printf("]}\n");
+    free(pp);
+    free(tg);
+    free(ids);
+    llama_free(c);
+    llama_model_free(m);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) die("usage: see the comment at the top of tests/oracle/pl_oracle.c");
     const char *c = argv[1];
@@ -1062,6 +1158,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "quant-batch")) return cmd_quant_batch(argc, argv);
     if (!strcmp(c, "vec-dot-time")) return cmd_vec_dot_time(argc, argv);
     if (!strcmp(c, "perplexity")) return cmd_perplexity(argc, argv);
+    if (!strcmp(c, "bench")) return cmd_bench(argc, argv);
     die("unknown subcommand %s", c);
     return 2;
 }

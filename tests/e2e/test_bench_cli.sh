@@ -1,0 +1,49 @@
+# test_bench_cli.sh -- `pocketllm bench` as a user types it: usage errors
+# exit 2, a missing model exits 1, and a run on a tiny model prints the
+# human table and, with --json, one object with every documented key,
+# consistent with itself (medians inside the runs' spread, as many runs as
+# repetitions, the RSS bound = file + KV + 64 MiB).  No timing is judged:
+# the numbers only have to be finite and positive.
+. "$(dirname "$0")/lib.sh"
+BIN=$PL_BIN
+expect_rc 0 "$BIN" bench --help && expect_grep "--synth SHAPE:TYPE" "$PL_TMP/out"
+expect_rc 2 "$BIN" bench
+expect_rc 2 "$BIN" bench --model a.gguf --synth tiny:f16
+expect_rc 2 "$BIN" bench --synth tiny
+expect_rc 2 "$BIN" bench --synth tiny:q9_9 && expect_grep "q9_9" "$PL_TMP/err"
+expect_rc 2 "$BIN" bench --synth tiny:f16 -p -3
+expect_rc 2 "$BIN" bench --synth tiny:f16 -r 0
+expect_rc 2 "$BIN" bench --synth tiny:f16 --kv q4
+expect_rc 1 "$BIN" bench --model "$PL_TMP/missing.gguf"
+
+expect_rc 0 "$BIN" synth --quiet --shape tiny --type f16 "$PL_TMP/t.gguf"
+expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 16 -n 4 -d 8 -r 2 -t 1 --quiet
+expect_grep "pp16" "$PL_TMP/out"
+expect_grep "tg4" "$PL_TMP/out"
+expect_grep "bandwidth" "$PL_TMP/out"
+
+expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 16 -n 4 -d 8 -r 3 -t 1 --json --quiet
+/usr/bin/python3 - "$PL_TMP/out" "$(stat -c %s "$PL_TMP/t.gguf")" <<'PY' || fail "bench --json is not what --help says"
+import json, math, sys
+d = json.loads(open(sys.argv[1]).read())
+size = int(sys.argv[2])
+for k in ("pp_tokens_per_s", "tg_tokens_per_s", "peak_rss_bytes", "rss_bound_bytes", "read_bandwidth_bytes_per_s",
+          "weight_bytes_per_token", "decode_bound_tokens_per_s", "decode_bandwidth_fraction", "pp_runs", "tg_runs"):
+    assert k in d, "missing " + k
+for k in ("pp", "tg"):
+    runs = d[k + "_runs"]
+    assert len(runs) == 3, runs
+    assert all(math.isfinite(x) and x > 0 for x in runs), runs
+    assert min(runs) <= d[k + "_tokens_per_s"] <= max(runs), (k, d)
+assert d["peak_rss_bytes"] > 0
+# file + KV + 64 MiB: the bound is at least the file and the 64 MiB
+assert d["rss_bound_bytes"] >= size + 64 * 2**20, d["rss_bound_bytes"]
+assert 0 < d["weight_bytes_per_token"] <= size
+PY
+ok
+
+# --synth writes a temporary model and removes it
+expect_rc 0 env TMPDIR="$PL_TMP" "$BIN" bench --synth tiny:Q8_0 -p 8 -n 2 -r 1 -t 1 --quiet
+ls "$PL_TMP"/pocketllm-bench-* >/dev/null 2>&1 && fail "bench --synth left its temporary model behind"
+ok
+done_testing
