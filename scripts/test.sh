@@ -36,16 +36,38 @@ cmake --build build-asan -j "$JOBS"
 step "sanitizer tests"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE oracle)
 
-step "fuzzing (${FUZZ_SECONDS}s per target)"
-for fuzzer in build-asan/fuzz_*; do
+step "fuzzing (${FUZZ_SECONDS}s per target, $JOBS at a time)"
+# one fuzz target: seed a corpus, run it for FUZZ_SECONDS, keep its log
+fuzz_one() {
+  local fuzzer=$1 name corpus seeds
   name=$(basename "$fuzzer")
   corpus=$(mktemp -d /tmp/pl_corpus.XXXXXX)
   seeds="$ROOT/tests/fuzz/seeds/$name"
-  [ -x "$seeds.sh" ] && bash "$seeds.sh" "$corpus" "$ROOT"
-  step "  $name"
-  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -print_final_stats=0 "$corpus" \
-    >"$corpus.log" 2>&1 || { tail -50 "$corpus.log" >&2; echo "FAIL: $name found a problem" >&2; exit 1; }
-  grep -E "^Done [0-9]+ runs" "$corpus.log" >&2 || true
-  rm -rf "$corpus" "$corpus.log"
+  if [ -f "$seeds.sh" ] && ! bash "$seeds.sh" "$corpus" "$ROOT"; then
+    echo "FAIL: the seed script of $name failed" >&2
+    touch "$FUZZ_LOGS/$name.failed"
+  fi
+  if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -print_final_stats=0 "$corpus" \
+      >"$FUZZ_LOGS/$name.log" 2>&1; then
+    echo "  $name: $(grep -E "^Done [0-9]+ runs" "$FUZZ_LOGS/$name.log" || echo done)" >&2
+  else
+    tail -50 "$FUZZ_LOGS/$name.log" >&2
+    echo "FAIL: $name found a problem" >&2
+    touch "$FUZZ_LOGS/$name.failed"
+  fi
+  rm -rf "$corpus"
+}
+FUZZ_LOGS=$(mktemp -d /tmp/pl_fuzz_logs.XXXXXX)
+running=0
+for fuzzer in build-asan/fuzz_*; do
+  fuzz_one "$fuzzer" &
+  running=$((running + 1))
+  if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
 done
+wait
+if ls "$FUZZ_LOGS"/*.failed >/dev/null 2>&1; then
+  echo "FAIL: fuzzing found problems in: $(cd "$FUZZ_LOGS" && ls *.failed | sed 's/\.failed//' | tr '\n' ' ')" >&2
+  exit 1
+fi
+rm -rf "$FUZZ_LOGS"
 step "all tests passed"
