@@ -179,32 +179,68 @@ static inline int32_t PL_SUFFIX(bsums_dot)(const int16_t *bsums, __m256i m16) {
     return pl_hsum_epi32_256(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)bsums), m16));
 }
 
-static float PL_SUFFIX(dot_q2_K)(int64_t n, const void *w, const void *a) {
+/* The k-quant kernels below are written once for `nc` activation columns
+ * (always inlined with a constant nc): vec_dot is nc = 1, the tile kernel
+ * nc = PL_TILE_COLS against one weight row.  Each column keeps its own
+ * accumulators and sees exactly the operations vec_dot performs, so the
+ * tile's results are vec_dot's bit for bit; only the weight loads and
+ * unpacking are shared. */
+#ifndef PL_TILE_COLS
+#define PL_TILE_COLS 4
+#endif
+#define PL_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* activation column c of a tile */
+#define PL_COL(a, as, c) ((const pl_block_q8_K *)((const uint8_t *)(a) + (size_t)(c) * (as)))
+
+/* vec_dot and the 1 x PL_TILE_COLS tile kernel from one core */
+#define PL_DOT_AND_TILE(name, core)                                                                                      \
+    static float PL_SUFFIX(name)(int64_t n, const void *w, const void *a) {                                              \
+        float r;                                                                                                         \
+        core(n, w, a, 0, &r, 0, 1);                                                                                      \
+        return r;                                                                                                        \
+    }                                                                                                                    \
+    static void PL_SUFFIX(name##_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,          \
+                                       size_t ys) {                                                                      \
+        core(n, w, a, as, y, ys, PL_TILE_COLS);                                                                          \
+    }
+
+PL_ALWAYS_INLINE void PL_SUFFIX(q2_K_cols)(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os,
+                                           const int nc) {
     const pl_block_q2_K *x = w;
-    const pl_block_q8_K *y = a;
     const __m256i m3 = _mm256_set1_epi8(3);
     const __m128i m4 = _mm_set1_epi8(0x0f);
-    __m256 acc = _mm256_setzero_ps(), acc_m = _mm256_setzero_ps();
+    __m256 acc[PL_TILE_COLS], acc_m[PL_TILE_COLS];
+    for (int c = 0; c < nc; c++) acc[c] = _mm256_setzero_ps(), acc_m[c] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[i].scales);
         const __m128i scales = _mm_and_si128(sc8, m4);
         const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), m4));
-        const __m256i summs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[i].bsums), mins16);
-        __m256i sumi = _mm256_setzero_si256();
+        __m256i sumi[PL_TILE_COLS];
+        for (int c = 0; c < nc; c++) sumi[c] = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * h));
             for (int j = 0; j < 4; j++) {
                 const __m256i u = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3);
-                const __m256i p16 = _mm256_maddubs_epi16(u, PL_SUFFIX(load_y)(y[i].qs + 128 * h + 32 * j));
-                sumi = PL_DPWSSD(sumi, p16, PL_SUFFIX(byte_pair16)(scales, 8 * h + 2 * j));
+                const __m256i sc = PL_SUFFIX(byte_pair16)(scales, 8 * h + 2 * j);
+                for (int c = 0; c < nc; c++) {
+                    const __m256i p16 = _mm256_maddubs_epi16(u, PL_SUFFIX(load_y)(PL_COL(a, as, c)[i].qs + 128 * h + 32 * j));
+                    sumi[c] = PL_DPWSSD(sumi[c], p16, sc);
+                }
             }
         }
-        const float dall = y[i].d * pl_f16_load(x[i].d), dmin = y[i].d * pl_f16_load(x[i].dmin);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dall), _mm256_cvtepi32_ps(sumi), acc);
-        acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(summs), acc_m);
+        const float xd = pl_f16_load(x[i].d), xm = pl_f16_load(x[i].dmin);
+        for (int c = 0; c < nc; c++) {
+            const pl_block_q8_K *y = PL_COL(a, as, c);
+            const __m256i summs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[i].bsums), mins16);
+            const float dall = y[i].d * xd, dmin = y[i].d * xm;
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dall), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+            acc_m[c] = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(summs), acc_m[c]);
+        }
     }
-    return pl_hsum_ps256(_mm256_sub_ps(acc, acc_m));
+    for (int c = 0; c < nc; c++) out[(size_t)c * os] = pl_hsum_ps256(_mm256_sub_ps(acc[c], acc_m[c]));
 }
+PL_DOT_AND_TILE(dot_q2_K, PL_SUFFIX(q2_K_cols))
 
 /* q3_K's 16 scales minus 32, as signed bytes (llama.cpp's 32-bit unpacking) */
 static inline __m128i PL_SUFFIX(q3k_scales)(const uint8_t *packed) {
@@ -220,15 +256,17 @@ static inline __m128i PL_SUFFIX(q3k_scales)(const uint8_t *packed) {
     return _mm_sub_epi8(_mm_set_epi32((int)s3, (int)s2, (int)s1, (int)s0), _mm_set1_epi8(32));
 }
 
-static float PL_SUFFIX(dot_q3_K)(int64_t n, const void *w, const void *a) {
+PL_ALWAYS_INLINE void PL_SUFFIX(q3_K_cols)(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os,
+                                           const int nc) {
     const pl_block_q3_K *x = w;
-    const pl_block_q8_K *y = a;
     const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[PL_TILE_COLS];
+    for (int c = 0; c < nc; c++) acc[c] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const __m128i sc = PL_SUFFIX(q3k_scales)(x[i].scales);
         const __m256i hm = _mm256_loadu_si256((const __m256i *)x[i].hmask);
-        __m256i sumi = _mm256_setzero_si256();
+        __m256i sumi[PL_TILE_COLS];
+        for (int c = 0; c < nc; c++) sumi[c] = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * h));
             for (int j = 0; j < 4; j++) {
@@ -237,82 +275,115 @@ static float PL_SUFFIX(dot_q3_K)(int64_t n, const void *w, const void *a) {
                 /* 4 where the high bit is clear: value = u - 4*(1 - hbit) */
                 const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(hm, bit), one);
                 const __m256i minus4 = _mm256_slli_epi16(_mm256_xor_si256(hb, one), 2);
-                const __m256i yv = PL_SUFFIX(load_y)(y[i].qs + 128 * h + 32 * j);
-                const __m256i p16 = _mm256_sub_epi16(_mm256_maddubs_epi16(u, yv), _mm256_maddubs_epi16(minus4, yv));
-                sumi = PL_DPWSSD(sumi, p16, PL_SUFFIX(byte_pair16)(sc, 8 * h + 2 * j));
+                const __m256i s16 = PL_SUFFIX(byte_pair16)(sc, 8 * h + 2 * j);
+                for (int c = 0; c < nc; c++) {
+                    const __m256i yv = PL_SUFFIX(load_y)(PL_COL(a, as, c)[i].qs + 128 * h + 32 * j);
+                    const __m256i p16 = _mm256_sub_epi16(_mm256_maddubs_epi16(u, yv), _mm256_maddubs_epi16(minus4, yv));
+                    sumi[c] = PL_DPWSSD(sumi[c], p16, s16);
+                }
             }
         }
-        const float d = pl_f16_load(x[i].d) * y[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+        const float xd = pl_f16_load(x[i].d);
+        for (int c = 0; c < nc; c++) {
+            const float d = xd * PL_COL(a, as, c)[i].d;
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+        }
     }
-    return pl_hsum_ps256(acc);
+    for (int c = 0; c < nc; c++) out[(size_t)c * os] = pl_hsum_ps256(acc[c]);
 }
+PL_DOT_AND_TILE(dot_q3_K, PL_SUFFIX(q3_K_cols))
 
 /* q4_K and q5_K: 8 sub-blocks of 32 with 6-bit scales and mins; q5_K adds
  * bit 4 from qh (bit j of qh[l] for sub-block j).  The scales and mins are
- * unpacked with llama.cpp's 32-bit trick into 8 + 8 words. */
-static inline float PL_SUFFIX(dot_q45_K)(int64_t n, const uint8_t *blocks, size_t bytes, int qs_off, int qh_off,
-                                         const pl_block_q8_K *y) {
+ * unpacked with llama.cpp's 32-bit trick into 8 + 8 words (scales 0-7,
+ * mins 8-15). */
+static inline __m256i PL_SUFFIX(q45k_scales_mins)(const uint8_t *packed) {
+    uint32_t u[4];
+    memcpy(u, packed, 12);
+    u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+    const uint32_t uaux = u[1] & 0x3f3f3f3f;
+    u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+    u[2] = uaux;
+    u[0] &= 0x3f3f3f3f;
+    return _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+}
+
+PL_ALWAYS_INLINE void PL_SUFFIX(q45_K_cols)(int64_t n, const uint8_t *blocks, size_t bytes, int qs_off, int qh_off,
+                                            const void *a, size_t as, float *out, size_t os, const int nc) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), b4 = _mm256_set1_epi8(0x10);
-    __m256 acc = _mm256_setzero_ps();
-    __m128 acc_m = _mm_setzero_ps();
+    __m256 acc[PL_TILE_COLS];
+    __m128 acc_m[PL_TILE_COLS];
+    for (int c = 0; c < nc; c++) acc[c] = _mm256_setzero_ps(), acc_m[c] = _mm_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const uint8_t *blk = blocks + (size_t)i * bytes;
-        uint32_t u[4];
-        memcpy(u, blk + 4, 12);
-        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-        const uint32_t uaux = u[1] & 0x3f3f3f3f;
-        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-        u[2] = uaux;
-        u[0] &= 0x3f3f3f3f;
-        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0])); /* scales 0-7, mins 8-15 */
-        const __m128i scales = _mm256_castsi256_si128(sm);
-        const __m128i summs = _mm_madd_epi16(_mm256_extracti128_si256(sm, 1), PL_SUFFIX(bsums_pairs)(y[i].bsums));
+        const __m256i sm = PL_SUFFIX(q45k_scales_mins)(blk + 4);
+        const __m128i scales = _mm256_castsi256_si128(sm), mins = _mm256_extracti128_si256(sm, 1);
         const __m256i hbits = qh_off ? _mm256_loadu_si256((const __m256i *)(blk + qh_off)) : _mm256_setzero_si256();
-        __m256i sumi = _mm256_setzero_si256();
-        for (int c = 0; c < 4; c++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * c));
+        __m256i sumi[PL_TILE_COLS];
+        for (int c = 0; c < nc; c++) sumi[c] = _mm256_setzero_si256();
+        for (int k = 0; k < 4; k++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * k));
             __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
             if (qh_off) {
-                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c), 4), b4));
-                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * c + 1), 4), b4));
+                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * k), 4), b4));
+                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * k + 1), 4), b4));
             }
-            const __m256i plo = _mm256_maddubs_epi16(lo, PL_SUFFIX(load_y)(y[i].qs + 64 * c));
-            const __m256i phi = _mm256_maddubs_epi16(hi, PL_SUFFIX(load_y)(y[i].qs + 64 * c + 32));
-            sumi = PL_DPWSSD(sumi, plo, PL_SUFFIX(word_bcast)(scales, 2 * c));
-            sumi = PL_DPWSSD(sumi, phi, PL_SUFFIX(word_bcast)(scales, 2 * c + 1));
+            const __m256i slo = PL_SUFFIX(word_bcast)(scales, 2 * k), shi = PL_SUFFIX(word_bcast)(scales, 2 * k + 1);
+            for (int c = 0; c < nc; c++) {
+                const pl_block_q8_K *y = PL_COL(a, as, c);
+                const __m256i plo = _mm256_maddubs_epi16(lo, PL_SUFFIX(load_y)(y[i].qs + 64 * k));
+                const __m256i phi = _mm256_maddubs_epi16(hi, PL_SUFFIX(load_y)(y[i].qs + 64 * k + 32));
+                sumi[c] = PL_DPWSSD(sumi[c], plo, slo);
+                sumi[c] = PL_DPWSSD(sumi[c], phi, shi);
+            }
         }
         uint16_t dh, mh;
         memcpy(&dh, blk, 2);
         memcpy(&mh, blk + 2, 2);
-        const float d = pl_f16_load(dh) * y[i].d, dmin = pl_f16_load(mh) * y[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-        acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(summs), acc_m);
+        const float xd = pl_f16_load(dh), xm = pl_f16_load(mh);
+        for (int c = 0; c < nc; c++) {
+            const pl_block_q8_K *y = PL_COL(a, as, c);
+            const __m128i summs = _mm_madd_epi16(mins, PL_SUFFIX(bsums_pairs)(y[i].bsums));
+            const float d = xd * y[i].d, dmin = xm * y[i].d;
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+            acc_m[c] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(summs), acc_m[c]);
+        }
     }
-    acc_m = _mm_add_ps(acc_m, _mm_movehl_ps(acc_m, acc_m));
-    acc_m = _mm_add_ss(acc_m, _mm_movehdup_ps(acc_m));
-    return pl_hsum_ps256(acc) - _mm_cvtss_f32(acc_m);
+    for (int c = 0; c < nc; c++) {
+        __m128 m = _mm_add_ps(acc_m[c], _mm_movehl_ps(acc_m[c], acc_m[c]));
+        m = _mm_add_ss(m, _mm_movehdup_ps(m));
+        out[(size_t)c * os] = pl_hsum_ps256(acc[c]) - _mm_cvtss_f32(m);
+    }
 }
 
-static float PL_SUFFIX(dot_q4_K)(int64_t n, const void *w, const void *a) {
-    return PL_SUFFIX(dot_q45_K)(n, w, sizeof(pl_block_q4_K), 16, 0, a);
+PL_ALWAYS_INLINE void PL_SUFFIX(q4_K_cols)(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os,
+                                           const int nc) {
+    PL_SUFFIX(q45_K_cols)(n, w, sizeof(pl_block_q4_K), 16, 0, a, as, out, os, nc);
 }
+PL_DOT_AND_TILE(dot_q4_K, PL_SUFFIX(q4_K_cols))
 
-static float PL_SUFFIX(dot_q5_K)(int64_t n, const void *w, const void *a) {
-    return PL_SUFFIX(dot_q45_K)(n, w, sizeof(pl_block_q5_K), 48, 16, a);
+PL_ALWAYS_INLINE void PL_SUFFIX(q5_K_cols)(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os,
+                                           const int nc) {
+    PL_SUFFIX(q45_K_cols)(n, w, sizeof(pl_block_q5_K), 48, 16, a, as, out, os, nc);
 }
+PL_DOT_AND_TILE(dot_q5_K, PL_SUFFIX(q5_K_cols))
 
-static float PL_SUFFIX(dot_q6_K)(int64_t n, const void *w, const void *a) {
+PL_ALWAYS_INLINE void PL_SUFFIX(q6_K_cols)(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os,
+                                           const int nc) {
     const pl_block_q6_K *x = w;
-    const pl_block_q8_K *y = a;
     const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[PL_TILE_COLS];
+    for (int c = 0; c < nc; c++) acc[c] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[i].scales);
         const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-        /* the -32 offset: 32 * sum_j sc[j] * bsums[j], as 8 lanes */
-        const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums)), 5);
-        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), off);
+        __m256i sumi[PL_TILE_COLS];
+        for (int c = 0; c < nc; c++) {
+            /* the -32 offset: 32 * sum_j sc[j] * bsums[j], as 8 lanes */
+            const __m256i off =
+                _mm256_slli_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)PL_COL(a, as, c)[i].bsums)), 5);
+            sumi[c] = _mm256_sub_epi32(_mm256_setzero_si256(), off);
+        }
         for (int h = 0; h < 2; h++) {
             const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(x[i].ql + 64 * h));
             const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(x[i].ql + 64 * h + 32));
@@ -322,15 +393,22 @@ static float PL_SUFFIX(dot_q6_K)(int64_t n, const void *w, const void *a) {
                 const __m256i lo = q < 2 ? _mm256_and_si256(l, m4) : _mm256_and_si256(_mm256_srli_epi16(l, 4), m4);
                 const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * q), m3), 4);
                 const __m256i u = _mm256_or_si256(lo, hi);
-                const __m256i p16 = _mm256_maddubs_epi16(u, PL_SUFFIX(load_y)(y[i].qs + 128 * h + 32 * q));
-                sumi = PL_DPWSSD(sumi, p16, PL_SUFFIX(byte_pair16)(sc8, 8 * h + 2 * q));
+                const __m256i s16 = PL_SUFFIX(byte_pair16)(sc8, 8 * h + 2 * q);
+                for (int c = 0; c < nc; c++) {
+                    const __m256i p16 = _mm256_maddubs_epi16(u, PL_SUFFIX(load_y)(PL_COL(a, as, c)[i].qs + 128 * h + 32 * q));
+                    sumi[c] = PL_DPWSSD(sumi[c], p16, s16);
+                }
             }
         }
-        const float d = pl_f16_load(x[i].d) * y[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+        const float xd = pl_f16_load(x[i].d);
+        for (int c = 0; c < nc; c++) {
+            const float d = xd * PL_COL(a, as, c)[i].d;
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+        }
     }
-    return pl_hsum_ps256(acc);
+    for (int c = 0; c < nc; c++) out[(size_t)c * os] = pl_hsum_ps256(acc[c]);
 }
+PL_DOT_AND_TILE(dot_q6_K, PL_SUFFIX(q6_K_cols))
 
 static float PL_SUFFIX(dot_iq4_xs)(int64_t n, const void *w, const void *a) {
     const pl_block_iq4_xs *x = w;

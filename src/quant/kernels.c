@@ -44,20 +44,38 @@ bool pl_quant_tier_supported(pl_quant_tier tier) {
     }
 }
 
+/* Runs one ISA file's fill.  A tile kernel is only valid next to the
+ * vec_dot it reproduces bit for bit: where a tier replaces a type's
+ * vec_dot but not its tile kernel, the inherited tile kernel is dropped. */
+static void fill_tier(pl_quant_kernel_set *table, void (*fill)(pl_quant_kernel_set *)) {
+    pl_vec_dot_fn before[PL_TYPE_COUNT];
+    pl_vec_dot_tile_fn tile_before[PL_TYPE_COUNT];
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) before[t] = table[t].vec_dot, tile_before[t] = table[t].vec_dot_tile;
+    fill(table);
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++)
+        if (table[t].vec_dot != before[t] && table[t].vec_dot_tile == tile_before[t]) {
+            table[t].vec_dot_tile = NULL;
+            table[t].tile_rows = table[t].tile_cols = 0;
+        }
+}
+
 static void build_tables(void) {
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
         const pl_type_traits *tr = pl_type_get(t);
-        tables[PL_TIER_SCALAR][t] = (pl_quant_kernel_set){PL_TIER_SCALAR, tr->vec_dot, tr->act_from_float, tr->to_float};
+        tables[PL_TIER_SCALAR][t] = (pl_quant_kernel_set){.tier = PL_TIER_SCALAR,
+                                                          .vec_dot = tr->vec_dot,
+                                                          .act_from_float = tr->act_from_float,
+                                                          .to_float = tr->to_float};
     }
     for (int k = 1; k < PL_TIER_COUNT; k++) {
         memcpy(tables[k], tables[k - 1], sizeof tables[k]);
         for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) tables[k][t].tier = (pl_quant_tier)k;
     }
 #if defined(__x86_64__)
-    pl_quant_fill_avx2(tables[PL_TIER_AVX2]);
+    fill_tier(tables[PL_TIER_AVX2], pl_quant_fill_avx2);
     memcpy(tables[PL_TIER_AVX512], tables[PL_TIER_AVX2], sizeof tables[PL_TIER_AVX512]);
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) tables[PL_TIER_AVX512][t].tier = PL_TIER_AVX512;
-    pl_quant_fill_avx512(tables[PL_TIER_AVX512]);
+    fill_tier(tables[PL_TIER_AVX512], pl_quant_fill_avx512);
 #endif
     best_tier = PL_TIER_SCALAR;
     for (int k = PL_TIER_COUNT - 1; k > 0; k--)

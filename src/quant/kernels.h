@@ -25,9 +25,22 @@ typedef enum pl_quant_tier {
     PL_TIER_COUNT = 3
 } pl_quant_tier;
 
+/* A tile of dot products: for r < rows and c < cols of the kernel set,
+ *   y[c * y_stride + r] = vec_dot(n, w + r * w_stride, a + c * a_stride)
+ * (strides in bytes for w and a, in floats for y), BIT FOR BIT: each entry
+ * is the same integer sums combined by the same float operations in the
+ * same order as the set's vec_dot, only the loads and the unpacking of a
+ * weight block are shared between the tokens (and the activation loads
+ * between the rows).  A token's result therefore never depends on which
+ * other tokens share its batch. */
+typedef void (*pl_vec_dot_tile_fn)(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, float *y,
+                                   size_t y_stride);
+
 typedef struct pl_quant_kernel_set {
     pl_quant_tier tier;                  /* the tier this set was built for */
     pl_vec_dot_fn vec_dot;               /* weight row . activation row (vec_dot_type) */
+    pl_vec_dot_tile_fn vec_dot_tile;     /* NULL, or tile_rows x tile_cols of vec_dot at once */
+    int tile_rows, tile_cols;            /* the tile's shape (0 without one) */
     pl_act_from_float_fn act_from_float; /* only on activation types */
     pl_to_float_fn to_float;             /* decode */
 } pl_quant_kernel_set;

@@ -154,6 +154,14 @@ static float dot_q8_0(int64_t n, const void *w, const void *a) {
     return pl_hsum_ps256(_mm256_add_ps(acc0, acc1));
 }
 
+/* a type's vec_dot and its tile kernel, always set together */
+static void set_dot(pl_quant_kernel_set *k, pl_vec_dot_fn dot, pl_vec_dot_tile_fn tile, int rows, int cols) {
+    k->vec_dot = dot;
+    k->vec_dot_tile = tile;
+    k->tile_rows = rows;
+    k->tile_cols = cols;
+}
+
 void pl_quant_fill_avx2(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_F32].vec_dot = dot_f32;
     t[PL_TYPE_F16].vec_dot = dot_f16;
@@ -169,11 +177,11 @@ void pl_quant_fill_avx2(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_Q5_1].vec_dot = dot_q5_1_avx2;
     t[PL_TYPE_IQ4_NL].vec_dot = dot_iq4_nl_avx2;
     t[PL_TYPE_MXFP4].vec_dot = dot_mxfp4_avx2;
-    t[PL_TYPE_Q2_K].vec_dot = dot_q2_K_avx2;
-    t[PL_TYPE_Q3_K].vec_dot = dot_q3_K_avx2;
-    t[PL_TYPE_Q4_K].vec_dot = dot_q4_K_avx2;
-    t[PL_TYPE_Q5_K].vec_dot = dot_q5_K_avx2;
-    t[PL_TYPE_Q6_K].vec_dot = dot_q6_K_avx2;
+    set_dot(&t[PL_TYPE_Q2_K], dot_q2_K_avx2, dot_q2_K_tile_avx2, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q3_K], dot_q3_K_avx2, dot_q3_K_tile_avx2, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_avx2, dot_q4_K_tile_avx2, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q5_K], dot_q5_K_avx2, dot_q5_K_tile_avx2, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_avx2, dot_q6_K_tile_avx2, 1, PL_TILE_COLS);
     t[PL_TYPE_IQ4_XS].vec_dot = dot_iq4_xs_avx2;
     t[PL_TYPE_TQ1_0].vec_dot = dot_tq1_0_avx2;
     t[PL_TYPE_TQ2_0].vec_dot = dot_tq2_0_avx2;

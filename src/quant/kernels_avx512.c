@@ -82,44 +82,89 @@ static float dot_bf16(int64_t n, const void *w, const void *a) {
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
 }
 
-/* Two q8_0 blocks of x against two of y: 16 int32 lanes, 8 per block.
- * |x| as unsigned bytes times y with x's sign (valid for y != -128). */
-static inline __m512i dot2_i8(const int8_t *x0, const int8_t *x1, const int8_t *y0, const int8_t *y1) {
-    __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x0)),
-                                   _mm256_loadu_si256((const __m256i *)x1), 1);
-    __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)y0)),
-                                   _mm256_loadu_si256((const __m256i *)y1), 1);
-    __mmask64 neg = _mm512_movepi8_mask(x);
-    __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
-    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(x), sy);
-}
-
 /* lanes 0-7 = a, lanes 8-15 = b (without AVX512DQ's insertf32x8) */
 static inline __m512 set2_ps(float a, float b) {
     return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(a)), _mm256_castps_pd(_mm256_set1_ps(b)), 1));
 }
 
+static inline __m512i load2_i8(const int8_t *p0, const int8_t *p1) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p0)),
+                              _mm256_loadu_si256((const __m256i *)p1), 1);
+}
+
+/* Two f16 scales as [a x 8, b x 8] floats (exact conversions). */
+static inline __m512 scale2_f16(uint16_t a, uint16_t b) {
+    const __m128 v = _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)a | (uint32_t)b << 16)));
+    return _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0), _mm512_castps128_ps512(v));
+}
+
+#define PL_Q8_0_ROWS 4
+
+/* The q8_0 dot as a tile of nr weight rows x nc activation rows (vec_dot
+ * is the 1 x 1 tile; always inlined with constant nr, nc).  Blocks go two
+ * per 512-bit register; pairs 0, 2, 4, ... of the whole-4-block part add
+ * into accumulator 0, pairs 1, 3, 5, ... into accumulator 1 (each in
+ * block order), leftover blocks into a 256-bit one; the result is
+ * reduce(acc0 + acc1) + hsum(acc2).  The tile runs the two accumulators'
+ * pairs as two passes so that only one set of nr x nc accumulators is
+ * live.  The weight bytes enter vpdpbusd as x + 128 (unsigned) and each
+ * lane starts from -128 * (its 4 y bytes' sum), so a lane holds exactly
+ * sum(x * y) of its 4 bytes -- the integers of any exact method; sharing
+ * x + 128 over the columns and the y terms over the rows is what the tile
+ * gains.  The float work per entry is the same in both. */
+PL_ALWAYS_INLINE void q8_0_tile_core(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *out, size_t os,
+                                     const int nr, const int nc) {
+    const int64_t nb = n / 32, n4 = nb / 4 * 4;
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    const pl_block_q8_0 *xr[PL_Q8_0_ROWS], *yc[PL_TILE_COLS];
+    for (int r = 0; r < nr; r++) xr[r] = (const pl_block_q8_0 *)((const uint8_t *)w + (size_t)r * ws);
+    for (int c = 0; c < nc; c++) yc[c] = (const pl_block_q8_0 *)((const uint8_t *)a + (size_t)c * as);
+    __m512 sum[PL_Q8_0_ROWS][PL_TILE_COLS]; /* accumulator 0 once the first pass is done */
+    for (int pass = 0; pass < 2; pass++) {
+        __m512 acc[PL_Q8_0_ROWS][PL_TILE_COLS];
+        for (int r = 0; r < nr; r++)
+            for (int c = 0; c < nc; c++) acc[r][c] = _mm512_setzero_ps();
+        for (int64_t k = 2 * pass; k < n4; k += 4) {
+            __m512i xu[PL_Q8_0_ROWS];
+            __m512 dx[PL_Q8_0_ROWS];
+            for (int r = 0; r < nr; r++) {
+                xu[r] = _mm512_xor_si512(load2_i8(xr[r][k].qs, xr[r][k + 1].qs), bias);
+                dx[r] = scale2_f16(xr[r][k].d, xr[r][k + 1].d);
+            }
+            for (int c = 0; c < nc; c++) {
+                const __m512i yv = load2_i8(yc[c][k].qs, yc[c][k + 1].qs);
+                const __m512i init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
+                const __m512 dy = scale2_f16(yc[c][k].d, yc[c][k + 1].d);
+                for (int r = 0; r < nr; r++) {
+                    const __m512 f = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(init, xu[r], yv));
+                    acc[r][c] = _mm512_fmadd_ps(_mm512_mul_ps(dx[r], dy), f, acc[r][c]);
+                }
+            }
+        }
+        for (int r = 0; r < nr; r++)
+            for (int c = 0; c < nc; c++) sum[r][c] = pass ? _mm512_add_ps(sum[r][c], acc[r][c]) : acc[r][c];
+    }
+    for (int r = 0; r < nr; r++) {
+        for (int c = 0; c < nc; c++) {
+            __m256 acc2 = _mm256_setzero_ps();
+            for (int64_t k = n4; k < nb; k++) {
+                __m256i ax = _mm256_loadu_si256((const __m256i *)xr[r][k].qs), ay = _mm256_loadu_si256((const __m256i *)yc[c][k].qs);
+                __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(ax, ax), _mm256_sign_epi8(ay, ax));
+                acc2 = _mm256_fmadd_ps(_mm256_set1_ps(pl_f16_load(xr[r][k].d) * pl_f16_load(yc[c][k].d)), _mm256_cvtepi32_ps(p), acc2);
+            }
+            out[(size_t)c * os + (size_t)r] = _mm512_reduce_add_ps(sum[r][c]) + pl_hsum_ps256(acc2);
+        }
+    }
+}
+
 static float dot_q8_0(int64_t n, const void *w, const void *a) {
-    const pl_block_q8_0 *x = w, *y = a;
-    const int64_t nb = n / 32;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 4 <= nb; i += 4) {
-        __m512i p0 = dot2_i8(x[i].qs, x[i + 1].qs, y[i].qs, y[i + 1].qs);
-        __m512i p1 = dot2_i8(x[i + 2].qs, x[i + 3].qs, y[i + 2].qs, y[i + 3].qs);
-        __m512 d0 = set2_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d), pl_f16_load(x[i + 1].d) * pl_f16_load(y[i + 1].d));
-        __m512 d1 = set2_ps(pl_f16_load(x[i + 2].d) * pl_f16_load(y[i + 2].d),
-                            pl_f16_load(x[i + 3].d) * pl_f16_load(y[i + 3].d));
-        acc0 = _mm512_fmadd_ps(d0, _mm512_cvtepi32_ps(p0), acc0);
-        acc1 = _mm512_fmadd_ps(d1, _mm512_cvtepi32_ps(p1), acc1);
-    }
-    __m256 acc2 = _mm256_setzero_ps();
-    for (; i < nb; i++) {
-        __m256i ax = _mm256_loadu_si256((const __m256i *)x[i].qs), ay = _mm256_loadu_si256((const __m256i *)y[i].qs);
-        __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(ax, ax), _mm256_sign_epi8(ay, ax));
-        acc2 = _mm256_fmadd_ps(_mm256_set1_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d)), _mm256_cvtepi32_ps(p), acc2);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + pl_hsum_ps256(acc2);
+    float r;
+    q8_0_tile_core(n, w, 0, a, 0, &r, 0, 1, 1);
+    return r;
+}
+
+static void dot_q8_0_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
+    q8_0_tile_core(n, w, ws, a, as, y, ys, PL_Q8_0_ROWS, PL_TILE_COLS);
 }
 
 
@@ -156,66 +201,74 @@ static float dot_q4_0_512(int64_t n, const void *w, const void *a) {
     return sum;
 }
 
-/* q4_K over 512 bits: chunks c and c+2 of 64 values side by side */
-static float dot_q4_K_512(int64_t n, const void *w, const void *a) {
+/* q4_K over 512 bits: chunks k and k+2 of 64 values side by side; one
+ * weight row against nc activation columns (see dots_x86.h) */
+PL_ALWAYS_INLINE void q4_K_512_cols(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os, const int nc) {
     const uint8_t *blocks = w;
-    const pl_block_q8_K *y = a;
     const size_t bytes = sizeof(pl_block_q4_K);
     const int qs_off = 16;
     const __m512i m4 = _mm512_set1_epi8(0x0f);
-    __m512 acc = _mm512_setzero_ps();
-    __m128 acc_m = _mm_setzero_ps();
+    __m512 acc[PL_TILE_COLS];
+    __m128 acc_m[PL_TILE_COLS];
+    for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps(), acc_m[c] = _mm_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const uint8_t *blk = blocks + (size_t)i * bytes;
-        uint32_t u[4];
-        memcpy(u, blk + 4, 12);
-        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-        const uint32_t uaux = u[1] & 0x3f3f3f3f;
-        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-        u[2] = uaux;
-        u[0] &= 0x3f3f3f3f;
-        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
-        const __m128i scales = _mm256_castsi256_si128(sm);
-        const __m128i summs = _mm_madd_epi16(_mm256_extracti128_si256(sm, 1), bsums_pairs_vnni(y[i].bsums));
-        __m512i sumi = _mm512_setzero_si512();
-        for (int c = 0; c < 2; c++) {
-            /* chunk c in the low half, chunk c + 2 in the high half */
-            const __m512i q = cat256(_mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * c)),
-                                     _mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * (c + 2))));
+        const __m256i sm = q45k_scales_mins_vnni(blk + 4);
+        const __m128i scales = _mm256_castsi256_si128(sm), mins = _mm256_extracti128_si256(sm, 1);
+        __m512i sumi[PL_TILE_COLS];
+        for (int c = 0; c < nc; c++) sumi[c] = _mm512_setzero_si512();
+        for (int k = 0; k < 2; k++) {
+            /* chunk k in the low half, chunk k + 2 in the high half */
+            const __m512i q = cat256(_mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * k)),
+                                     _mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * (k + 2))));
             const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-            const __m512i ylo = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c)),
-                                       _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (c + 2))));
-            const __m512i yhi = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c + 32)),
-                                       _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (c + 2) + 32)));
-            const __m512i plo = _mm512_maddubs_epi16(lo, ylo), phi = _mm512_maddubs_epi16(hi, yhi);
-            const __m512i slo = cat256(word_bcast_vnni(scales, 2 * c), word_bcast_vnni(scales, 2 * c + 4));
-            const __m512i shi = cat256(word_bcast_vnni(scales, 2 * c + 1), word_bcast_vnni(scales, 2 * c + 5));
-            sumi = _mm512_dpwssd_epi32(sumi, plo, slo);
-            sumi = _mm512_dpwssd_epi32(sumi, phi, shi);
+            const __m512i slo = cat256(word_bcast_vnni(scales, 2 * k), word_bcast_vnni(scales, 2 * k + 4));
+            const __m512i shi = cat256(word_bcast_vnni(scales, 2 * k + 1), word_bcast_vnni(scales, 2 * k + 5));
+            for (int c = 0; c < nc; c++) {
+                const pl_block_q8_K *y = PL_COL(a, as, c);
+                const __m512i ylo = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * k)),
+                                           _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (k + 2))));
+                const __m512i yhi = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * k + 32)),
+                                           _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (k + 2) + 32)));
+                sumi[c] = _mm512_dpwssd_epi32(sumi[c], _mm512_maddubs_epi16(lo, ylo), slo);
+                sumi[c] = _mm512_dpwssd_epi32(sumi[c], _mm512_maddubs_epi16(hi, yhi), shi);
+            }
         }
         uint16_t dh, mh;
         memcpy(&dh, blk, 2);
         memcpy(&mh, blk + 2, 2);
-        const float d = pl_f16_load(dh) * y[i].d, dmin = pl_f16_load(mh) * y[i].d;
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sumi), acc);
-        acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(summs), acc_m);
+        const float xd = pl_f16_load(dh), xm = pl_f16_load(mh);
+        for (int c = 0; c < nc; c++) {
+            const pl_block_q8_K *y = PL_COL(a, as, c);
+            const __m128i summs = _mm_madd_epi16(mins, bsums_pairs_vnni(y[i].bsums));
+            const float d = xd * y[i].d, dmin = xm * y[i].d;
+            acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sumi[c]), acc[c]);
+            acc_m[c] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(summs), acc_m[c]);
+        }
     }
-    acc_m = _mm_add_ps(acc_m, _mm_movehl_ps(acc_m, acc_m));
-    acc_m = _mm_add_ss(acc_m, _mm_movehdup_ps(acc_m));
-    return _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(acc_m);
+    for (int c = 0; c < nc; c++) {
+        __m128 m = _mm_add_ps(acc_m[c], _mm_movehl_ps(acc_m[c], acc_m[c]));
+        m = _mm_add_ss(m, _mm_movehdup_ps(m));
+        out[(size_t)c * os] = _mm512_reduce_add_ps(acc[c]) - _mm_cvtss_f32(m);
+    }
 }
 
-
-static float dot_q6_K_512(int64_t n, const void *w, const void *a) {
+PL_ALWAYS_INLINE void q6_K_512_cols(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os, const int nc) {
     const pl_block_q6_K *x = w;
-    const pl_block_q8_K *y = a;
     const __m512i m4 = _mm512_set1_epi8(0x0f), m3 = _mm512_set1_epi8(3);
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc[PL_TILE_COLS];
+    for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[i].scales);
-        const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), _mm256_loadu_si256((const __m256i *)y[i].bsums)), 5);
-        __m512i sumi = _mm512_castsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off));
-        sumi = _mm512_inserti64x4(sumi, _mm256_setzero_si256(), 1);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+        __m512i sumi[PL_TILE_COLS];
+        for (int c = 0; c < nc; c++) {
+            /* the -32 offset in the low 8 lanes: 32 * sum_j sc[j] * bsums[j] */
+            const __m256i off =
+                _mm256_slli_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)PL_COL(a, as, c)[i].bsums)), 5);
+            sumi[c] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off)),
+                                         _mm256_setzero_si256(), 1);
+        }
         /* half 0 in the low 256 bits, half 1 in the high */
         const __m512i ql0 = cat256(_mm256_loadu_si256((const __m256i *)x[i].ql), _mm256_loadu_si256((const __m256i *)(x[i].ql + 64)));
         const __m512i ql1 = cat256(_mm256_loadu_si256((const __m256i *)(x[i].ql + 32)), _mm256_loadu_si256((const __m256i *)(x[i].ql + 96)));
@@ -224,23 +277,49 @@ static float dot_q6_K_512(int64_t n, const void *w, const void *a) {
             const __m512i l = q & 1 ? ql1 : ql0;
             const __m512i lo = q < 2 ? _mm512_and_si512(l, m4) : _mm512_and_si512(_mm512_srli_epi16(l, 4), m4);
             const __m512i hi = _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 2 * q), m3), 4);
-            const __m512i yv = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * q)),
-                                      _mm256_loadu_si256((const __m256i *)(y[i].qs + 128 + 32 * q)));
-            const __m512i p16 = _mm512_maddubs_epi16(_mm512_or_si512(lo, hi), yv);
+            const __m512i u = _mm512_or_si512(lo, hi);
             const __m512i sc = cat256(byte_pair16_vnni(sc8, 2 * q), byte_pair16_vnni(sc8, 8 + 2 * q));
-            sumi = _mm512_dpwssd_epi32(sumi, p16, sc);
+            for (int c = 0; c < nc; c++) {
+                const pl_block_q8_K *y = PL_COL(a, as, c);
+                const __m512i yv = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * q)),
+                                          _mm256_loadu_si256((const __m256i *)(y[i].qs + 128 + 32 * q)));
+                sumi[c] = _mm512_dpwssd_epi32(sumi[c], _mm512_maddubs_epi16(u, yv), sc);
+            }
         }
-        const float d = pl_f16_load(x[i].d) * y[i].d;
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sumi), acc);
+        const float xd = pl_f16_load(x[i].d);
+        for (int c = 0; c < nc; c++) {
+            const float d = xd * PL_COL(a, as, c)[i].d;
+            acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sumi[c]), acc[c]);
+        }
     }
-    return _mm512_reduce_add_ps(acc);
+    for (int c = 0; c < nc; c++) out[(size_t)c * os] = _mm512_reduce_add_ps(acc[c]);
+}
+
+#define PL_512_DOT_AND_TILE(name, core)                                                                                  \
+    static float name(int64_t n, const void *w, const void *a) {                                                         \
+        float r;                                                                                                         \
+        core(n, w, a, 0, &r, 0, 1);                                                                                      \
+        return r;                                                                                                        \
+    }                                                                                                                    \
+    static void name##_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
+        core(n, w, a, as, y, ys, PL_TILE_COLS);                                                                          \
+    }
+PL_512_DOT_AND_TILE(dot_q4_K_512, q4_K_512_cols)
+PL_512_DOT_AND_TILE(dot_q6_K_512, q6_K_512_cols)
+
+/* a type's vec_dot and its tile kernel, always set together */
+static void set_dot(pl_quant_kernel_set *k, pl_vec_dot_fn dot, pl_vec_dot_tile_fn tile, int rows, int cols) {
+    k->vec_dot = dot;
+    k->vec_dot_tile = tile;
+    k->tile_rows = rows;
+    k->tile_cols = cols;
 }
 
 void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_F32].vec_dot = dot_f32;
     t[PL_TYPE_F16].vec_dot = dot_f16;
     t[PL_TYPE_BF16].vec_dot = dot_bf16;
-    t[PL_TYPE_Q8_0].vec_dot = dot_q8_0;
+    set_dot(&t[PL_TYPE_Q8_0], dot_q8_0, dot_q8_0_tile, PL_Q8_0_ROWS, PL_TILE_COLS);
     t[PL_TYPE_Q8_K].act_from_float = act_q8_K_vnni;
     t[PL_TYPE_Q4_0].vec_dot = dot_q4_0_vnni;
     t[PL_TYPE_Q4_1].vec_dot = dot_q4_1_vnni;
@@ -248,17 +327,17 @@ void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_Q5_1].vec_dot = dot_q5_1_vnni;
     t[PL_TYPE_IQ4_NL].vec_dot = dot_iq4_nl_vnni;
     t[PL_TYPE_MXFP4].vec_dot = dot_mxfp4_vnni;
-    t[PL_TYPE_Q2_K].vec_dot = dot_q2_K_vnni;
-    t[PL_TYPE_Q3_K].vec_dot = dot_q3_K_vnni;
-    t[PL_TYPE_Q4_K].vec_dot = dot_q4_K_vnni;
-    t[PL_TYPE_Q5_K].vec_dot = dot_q5_K_vnni;
-    t[PL_TYPE_Q6_K].vec_dot = dot_q6_K_vnni;
+    set_dot(&t[PL_TYPE_Q2_K], dot_q2_K_vnni, dot_q2_K_tile_vnni, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q3_K], dot_q3_K_vnni, dot_q3_K_tile_vnni, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_vnni, dot_q4_K_tile_vnni, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q5_K], dot_q5_K_vnni, dot_q5_K_tile_vnni, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_vnni, dot_q6_K_tile_vnni, 1, PL_TILE_COLS);
     t[PL_TYPE_IQ4_XS].vec_dot = dot_iq4_xs_vnni;
     t[PL_TYPE_TQ1_0].vec_dot = dot_tq1_0_vnni;
     t[PL_TYPE_TQ2_0].vec_dot = dot_tq2_0_vnni;
     t[PL_TYPE_Q4_0].vec_dot = dot_q4_0_512;
-    t[PL_TYPE_Q4_K].vec_dot = dot_q4_K_512;
-    t[PL_TYPE_Q6_K].vec_dot = dot_q6_K_512;
+    set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_512, dot_q4_K_512_tile, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_512, dot_q6_K_512_tile, 1, PL_TILE_COLS);
     t[PL_TYPE_IQ2_XXS].vec_dot = dot_iq2_xxs_vnni;
     t[PL_TYPE_IQ2_XS].vec_dot = dot_iq2_xs_vnni;
     t[PL_TYPE_IQ2_S].vec_dot = dot_iq2_s_vnni;

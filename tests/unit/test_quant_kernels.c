@@ -6,7 +6,11 @@
  *    proves the integer arithmetic is the same;
  *  - vec_dot on random rows: within qt_dot_tolerance (float summation order);
  *  - act_from_float: byte-identical on rows of every distribution;
- *  - to_float: bit-identical on random, wild and edge blocks.
+ *  - to_float: bit-identical on random, wild and edge blocks;
+ *  - vec_dot_tile, where a tier has one: every entry of the tile
+ *    bit-identical (memcmp; NaN matches any NaN) to vec_dot of its row and column, on random,
+ *    exact and edge rows with padded strides, and within tolerance of the
+ *    reference (a token's result must not depend on its batch).
  * Buffers are allocated at their exact size so the ASan build catches any
  * read past the blocks a kernel is given.  A tier the host cannot run is
  * reported (never counted as passed).
@@ -117,6 +121,67 @@ static void check_dot(uint32_t type, pl_quant_tier tier) {
         fprintf(stderr, "  %-8s %-6s vec_dot: worst |diff|/tol %.3f\n", t->name, pl_quant_tier_name(tier), worst);
 }
 
+/* One tile call against vec_dot of each (row, column) pair: identical
+ * bits; and against the scalar reference within tolerance.  Rows and
+ * activation columns sit at padded strides and y at a wider stride, so a
+ * kernel that mixes up its strides is caught; buffers are exact-size for
+ * ASan. */
+static void check_tile(uint32_t type, pl_quant_tier tier) {
+    const pl_type_traits *t = pl_type_get(type);
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
+    const pl_type_traits *at = pl_type_get(t->vec_dot_type);
+    const int R = k->tile_rows, C = k->tile_cols;
+    CHECK_MSG(R >= 1 && R <= 8 && C >= 1 && C <= 8, "%s/%s tile shape %dx%d", t->name, pl_quant_tier_name(tier), R, C);
+    if (R < 1 || R > 8 || C < 1 || C > 8) return;
+    int64_t lens[16];
+    const int64_t nl = row_lengths(t->block, lens);
+    int bad_bits = 0, bad_tol = 0, cases = 0;
+    const qt_mode modes[] = {QT_RANDOM, QT_EXACT, QT_EDGE, QT_RANDOM};
+    for (int64_t li = 0; li < nl; li++) {
+        const int64_t n = lens[li];
+        for (int m = 0; m < 4; m++) {
+            uint64_t wrow, arow;
+            pl_type_row_bytes(type, (uint64_t)n, &wrow);
+            pl_type_row_bytes(t->vec_dot_type, (uint64_t)n, &arow);
+            /* strides: a row plus a few blocks of padding (filled too) */
+            const size_t ws = (size_t)wrow + (size_t)t->bytes * (size_t)(m + 1), as = (size_t)arow + (size_t)at->bytes * (size_t)m;
+            const size_t ys = (size_t)R + 3;
+            uint8_t *w = malloc(ws * (size_t)(R - 1) + (size_t)wrow), *a = malloc(as * (size_t)(C - 1) + (size_t)arow);
+            qt_gen_blocks(type, modes[m], &rng, w, (int64_t)((ws * (size_t)(R - 1) + (size_t)wrow) / t->bytes));
+            qt_gen_blocks(t->vec_dot_type, modes[m] == QT_EDGE ? QT_RANDOM : modes[m], &rng, a,
+                          (int64_t)((as * (size_t)(C - 1) + (size_t)arow) / at->bytes));
+            float *y = malloc(sizeof(float) * ys * (size_t)C);
+            for (size_t i = 0; i < ys * (size_t)C; i++) y[i] = -12345.0f;
+            k->vec_dot_tile(n, w, ws, a, as, y, ys);
+            for (int c = 0; c < C; c++) {
+                for (size_t r = (size_t)R; r < ys; r++)
+                    if (y[(size_t)c * ys + r] != -12345.0f && bad_bits++ < 3)
+                        fprintf(stderr, "  %s/%s tile wrote outside its %dx%d entries\n", t->name, pl_quant_tier_name(tier), R, C);
+                for (int r = 0; r < R; r++) {
+                    const void *wr = w + (size_t)r * ws, *ac = a + (size_t)c * as;
+                    const float got = y[(size_t)c * ys + (size_t)r], one = k->vec_dot(n, wr, ac), ref = t->vec_dot(n, wr, ac);
+                    cases++;
+                    /* NaN is NaN: which operand's NaN an x86 op passes on
+                     * follows the register order the compiler picked */
+                    if (!same_float(got, one) && bad_bits++ < 3)
+                        fprintf(stderr, "  %s/%s tile n=%lld mode %d (%d,%d): %.9g, vec_dot %.9g\n", t->name,
+                                pl_quant_tier_name(tier), (long long)n, m, r, c, got, one);
+                    if (modes[m] == QT_EDGE) continue; /* edge rows: the bit check above covers them */
+                    const double tol = qt_dot_tolerance(type, wr, ac, n);
+                    if (!(fabs((double)ref - (double)got) <= tol) && bad_tol++ < 3)
+                        fprintf(stderr, "  %s/%s tile n=%lld mode %d: ref %.9g got %.9g (tol %.3g)\n", t->name,
+                                pl_quant_tier_name(tier), (long long)n, m, ref, got, tol);
+                }
+            }
+            free(w), free(a), free(y);
+        }
+    }
+    CHECK_MSG(bad_bits == 0, "%s vec_dot_tile %s: %d of %d entries differ from vec_dot's bits", t->name,
+              pl_quant_tier_name(tier), bad_bits, cases);
+    CHECK_MSG(bad_tol == 0, "%s vec_dot_tile %s: %d entries beyond the reference's tolerance", t->name,
+              pl_quant_tier_name(tier), bad_tol);
+}
+
 static void check_act(uint32_t type, pl_quant_tier tier) {
     const pl_type_traits *t = pl_type_get(type);
     const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
@@ -169,15 +234,27 @@ int main(void) {
                     pl_quant_tier_name((pl_quant_tier)tier));
             continue;
         }
-        int types = 0;
+        int types = 0, tiles = 0;
         for (uint32_t type = 0; type < PL_TYPE_COUNT; type++) {
             const pl_type_traits *t = pl_type_get(type);
             if (!pl_type_valid(type)) continue;
             if (t->vec_dot) check_dot(type, (pl_quant_tier)tier), types++;
+            if (pl_quant_kernels_tier(type, (pl_quant_tier)tier)->vec_dot_tile) check_tile(type, (pl_quant_tier)tier), tiles++;
             if (t->act_from_float) check_act(type, (pl_quant_tier)tier);
             if (t->to_float) check_decode(type, (pl_quant_tier)tier);
         }
-        fprintf(stderr, "tier %s: %d types with vec_dot checked\n", pl_quant_tier_name((pl_quant_tier)tier), types);
+        fprintf(stderr, "tier %s: %d types with vec_dot checked, %d with a tile kernel\n", pl_quant_tier_name((pl_quant_tier)tier),
+                types, tiles);
+        /* the tile kernels this tier is meant to carry (a lost table entry
+         * would silently fall back to vec_dot, slow but unnoticed) */
+        static const uint32_t tiled[] = {PL_TYPE_Q2_K, PL_TYPE_Q3_K, PL_TYPE_Q4_K, PL_TYPE_Q5_K, PL_TYPE_Q6_K};
+        if (tier >= PL_TIER_AVX2)
+            for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++)
+                CHECK_MSG(pl_quant_kernels_tier(tiled[i], (pl_quant_tier)tier)->vec_dot_tile != NULL, "%s has no tile kernel on %s",
+                          pl_type_get(tiled[i])->name, pl_quant_tier_name((pl_quant_tier)tier));
+        if (tier >= PL_TIER_AVX512)
+            CHECK_MSG(pl_quant_kernels_tier(PL_TYPE_Q8_0, (pl_quant_tier)tier)->vec_dot_tile != NULL, "q8_0 has no tile kernel on %s",
+                      pl_quant_tier_name((pl_quant_tier)tier));
     }
     CHECK(pl_quant_kernels(PL_TYPE_Q8_0) != NULL);
     CHECK(pl_quant_kernels(PL_TYPE_COUNT) == NULL);

@@ -8,13 +8,18 @@
  * backend does (f16 weights see f16 activations, q8_0 weights see q8_0
  * blocks), then splits the weight rows over the threads; each chunk walks
  * its rows in small blocks and, per block, every token, so a block of
- * weights is read from memory once per pass while it is hot.  A type that
- * gains kernels there runs here unchanged.
+ * weights is read from memory once per pass while it is hot.  Where the
+ * type has a tile kernel (kernels.h: a few rows x a few tokens at once,
+ * each entry vec_dot's bits) the tokens go through it in tiles, so a
+ * weight block is unpacked once for several tokens; leftover rows and
+ * tokens take vec_dot, with the same result.  A type that gains kernels
+ * there runs here unchanged.
  */
 #include <string.h>
 
 #include "backend/cpu/cpu_compute.h"
 #include "base/error.h"
+#include "quant/kernels.h"
 #include "quant/types.h"
 
 /* Rows of W handled together while the tokens loop inside. */
@@ -30,7 +35,7 @@ typedef struct {
     float *y;
     size_t act_row;               /* bytes of one converted activation row */
     const void *act;              /* converted activations, or x itself for f32 */
-    pl_vec_dot_fn dot;            /* weight row . activation row */
+    const pl_quant_kernel_set *k; /* the weight type's kernels (vec_dot, vec_dot_tile) */
     pl_act_from_float_fn act_fn;  /* f32 -> the vec_dot type */
 } mm_job;
 
@@ -45,14 +50,29 @@ static void mm_convert(void *ctx, int chunk, int n_chunks, int thread) {
 static void mm_dots(void *ctx, int chunk, int n_chunks, int thread) {
     mm_job *j = ctx;
     const pl_weight *w = j->w;
+    const pl_quant_kernel_set *k = j->k;
     long long lo, hi;
     pl_pool_split(w->n_out, chunk, n_chunks, &lo, &hi);
+    /* tiles of tile_rows x tile_cols where they fit (identical bits to
+     * vec_dot, see kernels.h), vec_dot for the rows and tokens left over */
+    const int64_t tr = k->vec_dot_tile ? k->tile_rows : 0, tc = k->vec_dot_tile ? k->tile_cols : 0;
+    const int64_t t_tiled = tc ? j->n_tok - j->n_tok % tc : 0;
     for (int64_t r0 = lo; r0 < hi; r0 += PL_MM_ROW_BLOCK) {
         const int64_t r1 = r0 + PL_MM_ROW_BLOCK < hi ? r0 + PL_MM_ROW_BLOCK : hi;
-        for (int64_t t = 0; t < j->n_tok; t++) {
+        const int64_t r_tiled = tr ? r0 + (r1 - r0) / tr * tr : r0;
+        for (int64_t t = 0; t < t_tiled; t += tc) {
             const void *a = (const uint8_t *)j->act + (size_t)t * j->act_row;
             float *y = j->y + t * w->n_out;
-            for (int64_t r = r0; r < r1; r++) y[r] = j->dot(w->n_in, pl_weight_row(w, r), a);
+            for (int64_t r = r0; r < r_tiled; r += tr)
+                k->vec_dot_tile(w->n_in, pl_weight_row(w, r), w->row_bytes, a, j->act_row, y + r, (size_t)w->n_out);
+            for (int64_t c = 0; c < tc; c++)
+                for (int64_t r = r_tiled; r < r1; r++)
+                    y[c * w->n_out + r] = k->vec_dot(w->n_in, pl_weight_row(w, r), (const uint8_t *)a + (size_t)c * j->act_row);
+        }
+        for (int64_t t = t_tiled; t < j->n_tok; t++) {
+            const void *a = (const uint8_t *)j->act + (size_t)t * j->act_row;
+            float *y = j->y + t * w->n_out;
+            for (int64_t r = r0; r < r1; r++) y[r] = k->vec_dot(w->n_in, pl_weight_row(w, r), a);
         }
     }
 }
@@ -66,7 +86,7 @@ void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n
         return;
     }
     const uint32_t act_type = pl_type_get(w->type)->vec_dot_type;
-    mm_job j = {cc, w, x, n_tok, y, 0, NULL, pl_quant_kernels_tier(w->type, cc->qtier)->vec_dot,
+    mm_job j = {cc, w, x, n_tok, y, 0, NULL, pl_quant_kernels_tier(w->type, cc->qtier),
                 pl_quant_kernels_tier(act_type, cc->qtier)->act_from_float};
     uint64_t row = 0;
     if (!pl_type_row_bytes(act_type, (uint64_t)w->n_in, &row) || n_tok > cc->lim.n_batch || w->n_in > cc->lim.max_in ||
