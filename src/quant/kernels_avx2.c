@@ -131,27 +131,48 @@ static void act_q8_1(const float *src, void *dst, int64_t n) {
     }
 }
 
-static float dot_q8_0(int64_t n, const void *w, const void *a) {
-    const pl_block_q8_0 *x = w, *y = a;
+/* One q8_0 block of x against block i of nc activation rows, into acc:
+ * |x| and x's signs are shared by the columns. */
+static inline __attribute__((always_inline)) void q8_0_block(const pl_block_q8_0 *x, const void *a, size_t as, int64_t i,
+                                                              __m256 *acc, const int nc) {
+    const __m256i xv = _mm256_loadu_si256((const __m256i *)x->qs), ax = _mm256_sign_epi8(xv, xv);
+    const float xd = pl_f16_load(x->d);
+    for (int c = 0; c < nc; c++) {
+        const pl_block_q8_0 *y = (const pl_block_q8_0 *)((const uint8_t *)a + (size_t)c * as) + i;
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)y->qs), xv)),
+                                            _mm256_set1_epi16(1));
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(xd * pl_f16_load(y->d)), _mm256_cvtepi32_ps(p), acc[c]);
+    }
+}
+
+/* The q8_0 dot of one weight row against nc activation rows (vec_dot is
+ * nc = 1; always inlined with a constant nc): even blocks into one
+ * accumulator, odd ones into another; the float work per column is
+ * vec_dot's. */
+#define PL_Q8_0_COLS 4
+static inline __attribute__((always_inline)) void q8_0_cols(int64_t n, const void *w, const void *a, size_t as, float *out,
+                                                             size_t os, const int nc) {
+    const pl_block_q8_0 *x = w;
     const int64_t nb = n / 32;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    __m256 acc0[PL_Q8_0_COLS], acc1[PL_Q8_0_COLS];
+    for (int c = 0; c < nc; c++) acc0[c] = _mm256_setzero_ps(), acc1[c] = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
-        __m256i p0 = pl_dot_i8_256(_mm256_loadu_si256((const __m256i *)x[i].qs),
-                                   _mm256_loadu_si256((const __m256i *)y[i].qs));
-        __m256i p1 = pl_dot_i8_256(_mm256_loadu_si256((const __m256i *)x[i + 1].qs),
-                                   _mm256_loadu_si256((const __m256i *)y[i + 1].qs));
-        __m256 d0 = _mm256_set1_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d));
-        __m256 d1 = _mm256_set1_ps(pl_f16_load(x[i + 1].d) * pl_f16_load(y[i + 1].d));
-        acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(d1, _mm256_cvtepi32_ps(p1), acc1);
+        q8_0_block(&x[i], a, as, i, acc0, nc);
+        q8_0_block(&x[i + 1], a, as, i + 1, acc1, nc);
     }
-    for (; i < nb; i++) {
-        __m256i p = pl_dot_i8_256(_mm256_loadu_si256((const __m256i *)x[i].qs),
-                                  _mm256_loadu_si256((const __m256i *)y[i].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d)), _mm256_cvtepi32_ps(p), acc0);
-    }
-    return pl_hsum_ps256(_mm256_add_ps(acc0, acc1));
+    if (i < nb) q8_0_block(&x[i], a, as, i, acc0, nc);
+    for (int c = 0; c < nc; c++) out[(size_t)c * os] = pl_hsum_ps256(_mm256_add_ps(acc0[c], acc1[c]));
+}
+
+static float dot_q8_0(int64_t n, const void *w, const void *a) {
+    float r;
+    q8_0_cols(n, w, a, 0, &r, 0, 1);
+    return r;
+}
+
+static void dot_q8_0_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
+    q8_0_cols(n, w, a, as, y, ys, PL_Q8_0_COLS);
 }
 
 /* a type's vec_dot and its tile kernel, always set together */
@@ -167,7 +188,7 @@ void pl_quant_fill_avx2(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_F16].vec_dot = dot_f16;
     t[PL_TYPE_F16].act_from_float = act_f16;
     t[PL_TYPE_BF16].vec_dot = dot_bf16;
-    t[PL_TYPE_Q8_0].vec_dot = dot_q8_0;
+    set_dot(&t[PL_TYPE_Q8_0], dot_q8_0, dot_q8_0_tile, 1, PL_Q8_0_COLS);
     t[PL_TYPE_Q8_0].act_from_float = act_q8_0;
     t[PL_TYPE_Q8_1].act_from_float = act_q8_1;
     t[PL_TYPE_Q8_K].act_from_float = act_q8_K_avx2;

@@ -201,111 +201,162 @@ static float dot_q4_0_512(int64_t n, const void *w, const void *a) {
     return sum;
 }
 
-/* q4_K over 512 bits: chunks k and k+2 of 64 values side by side; one
- * weight row against nc activation columns (see dots_x86.h) */
-PL_ALWAYS_INLINE void q4_K_512_cols(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os, const int nc) {
-    const uint8_t *blocks = w;
-    const size_t bytes = sizeof(pl_block_q4_K);
-    const int qs_off = 16;
-    const __m512i m4 = _mm512_set1_epi8(0x0f);
-    __m512 acc[PL_TILE_COLS];
-    __m128 acc_m[PL_TILE_COLS];
-    for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps(), acc_m[c] = _mm_setzero_ps();
+/* The lanes of a k-quant accumulator: lanes 0-7 hold d-scaled sums, lanes
+ * 8-15 dmin-scaled ones (q4_K, q5_K; zero for q6_K).  The dot is
+ * sum(lanes 0-7) - sum(lanes 8-15), each summed as a pairwise tree (lane
+ * j with j + 4, then j + 2, then j + 1), spelled out here so that vec_dot
+ * and the tiles share one order whatever the compiler's reduce does. */
+static inline float kq_finish(__m512 acc) {
+    __m512 t = _mm512_add_ps(acc, _mm512_shuffle_f32x4(acc, acc, 0xb1)); /* 128-bit groups 0+1, 2+3 */
+    t = _mm512_add_ps(t, _mm512_permute_ps(t, 0x4e));
+    t = _mm512_add_ps(t, _mm512_permute_ps(t, 0xb1));
+    return _mm_cvtss_f32(_mm512_castps512_ps128(t)) - _mm_cvtss_f32(_mm512_extractf32x4_ps(t, 2));
+}
+
+/* int32 x 16 -> lanes 0-7 + lanes 8-15 (exact) in the low half, `hi` in
+ * the high half */
+static inline __m512i kq_fold(__m512i sumi, __m256i hi) {
+    const __m256i s = _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(s), hi, 1);
+}
+
+/* q4_K and q5_K over 512 bits, one weight row against nc activation
+ * columns (nc = 1 is vec_dot; see dots_x86.h for the rule).  Chunk k of 32
+ * qs bytes holds sub-block 2k in its low nibbles and 2k + 1 in its high
+ * ones; both go into one register (low nibbles in the low 256 bits), which
+ * lines up with 64 contiguous activation bytes, so the activations are
+ * plain loads.  The weights, scale words and 5th bits are unpacked once
+ * per block for all the columns.  Per block and column the 16 int32 lanes
+ * fold to 8 and the 8 min terms (mins[j] * (bsums[2j] + bsums[2j+1])) join
+ * them, so one convert and one fma per block do both scales. */
+#define PL_Q45_COLS 4
+PL_ALWAYS_INLINE void q45_K_512_cols(int64_t n, const uint8_t *blocks, size_t bytes, int qs_off, int qh_off, const void *a,
+                                     size_t as, float *out, size_t os, const int nc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
+    const __m512i nib_shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+    /* word j of the 16 scale/min words to words 2j and 2j+1 (mins 8-15) */
+    const __m256i dup_mins = _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12,
+                                              13, 12, 13, 14, 15, 14, 15);
+    __m512 acc[PL_Q45_COLS];
+    for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const uint8_t *blk = blocks + (size_t)i * bytes;
-        const __m256i sm = q45k_scales_mins_vnni(blk + 4);
-        const __m128i scales = _mm256_castsi256_si128(sm), mins = _mm256_extracti128_si256(sm, 1);
-        __m512i sumi[PL_TILE_COLS];
-        for (int c = 0; c < nc; c++) sumi[c] = _mm512_setzero_si512();
-        for (int k = 0; k < 2; k++) {
-            /* chunk k in the low half, chunk k + 2 in the high half */
-            const __m512i q = cat256(_mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * k)),
-                                     _mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * (k + 2))));
-            const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-            const __m512i slo = cat256(word_bcast_vnni(scales, 2 * k), word_bcast_vnni(scales, 2 * k + 4));
-            const __m512i shi = cat256(word_bcast_vnni(scales, 2 * k + 1), word_bcast_vnni(scales, 2 * k + 5));
-            for (int c = 0; c < nc; c++) {
-                const pl_block_q8_K *y = PL_COL(a, as, c);
-                const __m512i ylo = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * k)),
-                                           _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (k + 2))));
-                const __m512i yhi = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * k + 32)),
-                                           _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (k + 2) + 32)));
-                sumi[c] = _mm512_dpwssd_epi32(sumi[c], _mm512_maddubs_epi16(lo, ylo), slo);
-                sumi[c] = _mm512_dpwssd_epi32(sumi[c], _mm512_maddubs_epi16(hi, yhi), shi);
+        const __m256i sm = q45k_scales_mins_vnni(blk + 4); /* scales 0-7, mins 8-15 (words) */
+        const __m256i mins2 = _mm256_shuffle_epi8(_mm256_permute2x128_si256(sm, sm, 0x11), dup_mins);
+        __m512i wv[4], sv[4];
+        for (int k = 0; k < 4; k++) {
+            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * k)));
+            wv[k] = _mm512_and_si512(_mm512_srlv_epi16(q, nib_shift), m4);
+            if (qh_off) {
+                /* bit 2k of qh[l] for the low half, bit 2k + 1 for the high */
+                const __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + qh_off)));
+                const __m512i cnt = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(2 * k))),
+                                                       _mm256_set1_epi16((short)(2 * k + 1)), 1);
+                wv[k] = _mm512_or_si512(wv[k], _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(hb, cnt), 4), b4));
             }
+            const __m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(2 * k))),
+                                                   _mm256_set1_epi16((short)(2 * k + 1)), 1);
+            sv[k] = _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(sm));
         }
         uint16_t dh, mh;
         memcpy(&dh, blk, 2);
         memcpy(&mh, blk + 2, 2);
-        const float xd = pl_f16_load(dh), xm = pl_f16_load(mh);
+        /* lanes 0-7 d, 8-15 dmin */
+        const __m512 xdm = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(pl_f16_load(dh))),
+                                                               _mm256_castps_pd(_mm256_set1_ps(pl_f16_load(mh))), 1));
         for (int c = 0; c < nc; c++) {
             const pl_block_q8_K *y = PL_COL(a, as, c);
-            const __m128i summs = _mm_madd_epi16(mins, bsums_pairs_vnni(y[i].bsums));
-            const float d = xd * y[i].d, dmin = xm * y[i].d;
-            acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sumi[c]), acc[c]);
-            acc_m[c] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(summs), acc_m[c]);
+            __m512i sumi = _mm512_setzero_si512();
+            for (int k = 0; k < 4; k++)
+                sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(wv[k], _mm512_loadu_si512((const void *)(y[i].qs + 64 * k))), sv[k]);
+            const __m256i summs = _mm256_madd_epi16(mins2, _mm256_loadu_si256((const __m256i *)y[i].bsums));
+            acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(xdm, _mm512_set1_ps(y[i].d)), _mm512_cvtepi32_ps(kq_fold(sumi, summs)), acc[c]);
         }
     }
-    for (int c = 0; c < nc; c++) {
-        __m128 m = _mm_add_ps(acc_m[c], _mm_movehl_ps(acc_m[c], acc_m[c]));
-        m = _mm_add_ss(m, _mm_movehdup_ps(m));
-        out[(size_t)c * os] = _mm512_reduce_add_ps(acc[c]) - _mm_cvtss_f32(m);
-    }
+    for (int c = 0; c < nc; c++) out[(size_t)c * os] = kq_finish(acc[c]);
 }
 
+static float dot_q4_K_512(int64_t n, const void *w, const void *a) {
+    float r;
+    q45_K_512_cols(n, w, sizeof(pl_block_q4_K), 16, 0, a, 0, &r, 0, 1);
+    return r;
+}
+static void dot_q4_K_512_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
+    q45_K_512_cols(n, w, sizeof(pl_block_q4_K), 16, 0, a, as, y, ys, PL_Q45_COLS);
+}
+static float dot_q5_K_512(int64_t n, const void *w, const void *a) {
+    float r;
+    q45_K_512_cols(n, w, sizeof(pl_block_q5_K), 48, 16, a, 0, &r, 0, 1);
+    return r;
+}
+static void dot_q5_K_512_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
+    q45_K_512_cols(n, w, sizeof(pl_block_q5_K), 48, 16, a, as, y, ys, PL_Q45_COLS);
+}
+
+/* Sum of 16 floats: halves of 256, then 128, then 64, then 32 bits,
+ * spelled out (the one order vec_dot and the tiles share). */
+static inline float sum16_ps(__m512 v) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_movehdup_ps(q));
+    return _mm_cvtss_f32(q);
+}
+
+/* q6_K over 512 bits, one weight row against nc activation columns (nc =
+ * 1 is vec_dot).  Chunk (h, p) is values 128h + 64p .. + 63: the low (p =
+ * 0) or high (p = 1) nibbles of ql[64h .. 64h + 63] with bit pairs 2p and
+ * 2p + 1 of qh[32h .. 32h + 31] on top, lined up with 64 contiguous
+ * activation bytes; 4 scales of 16 values per chunk.  The -32 offset
+ * enters as -32 * sum(scale * bsum) in lanes 0-7 at the start. */
+#define PL_Q6_COLS 4
 PL_ALWAYS_INLINE void q6_K_512_cols(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os, const int nc) {
     const pl_block_q6_K *x = w;
-    const __m512i m4 = _mm512_set1_epi8(0x0f), m3 = _mm512_set1_epi8(3);
-    __m512 acc[PL_TILE_COLS];
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    /* bit pair 2j of each byte to bits 4-5: j = 0, 1 left by 4, 2; j = 2, 3 right by 0, 2 */
+    const __m512i sh_p0 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i sh_p1 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    __m512 acc[PL_Q6_COLS];
     for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
-        const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[i].scales);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-        __m512i sumi[PL_TILE_COLS];
-        for (int c = 0; c < nc; c++) {
-            /* the -32 offset in the low 8 lanes: 32 * sum_j sc[j] * bsums[j] */
-            const __m256i off =
-                _mm256_slli_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)PL_COL(a, as, c)[i].bsums)), 5);
-            sumi[c] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off)),
-                                         _mm256_setzero_si256(), 1);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[i].scales));
+        __m512i wv[4], sv[4];
+        for (int h = 0; h < 2; h++) {
+            const __m512i ql = _mm512_loadu_si512((const void *)(x[i].ql + 64 * h));
+            const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x[i].qh + 32 * h)));
+            wv[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, sh_p0), m30));
+            wv[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                            _mm512_and_si512(_mm512_srlv_epi16(qh, sh_p1), m30));
         }
-        /* half 0 in the low 256 bits, half 1 in the high */
-        const __m512i ql0 = cat256(_mm256_loadu_si256((const __m256i *)x[i].ql), _mm256_loadu_si256((const __m256i *)(x[i].ql + 64)));
-        const __m512i ql1 = cat256(_mm256_loadu_si256((const __m256i *)(x[i].ql + 32)), _mm256_loadu_si256((const __m256i *)(x[i].ql + 96)));
-        const __m512i qh = cat256(_mm256_loadu_si256((const __m256i *)x[i].qh), _mm256_loadu_si256((const __m256i *)(x[i].qh + 32)));
-        for (int q = 0; q < 4; q++) {
-            const __m512i l = q & 1 ? ql1 : ql0;
-            const __m512i lo = q < 2 ? _mm512_and_si512(l, m4) : _mm512_and_si512(_mm512_srli_epi16(l, 4), m4);
-            const __m512i hi = _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 2 * q), m3), 4);
-            const __m512i u = _mm512_or_si512(lo, hi);
-            const __m512i sc = cat256(byte_pair16_vnni(sc8, 2 * q), byte_pair16_vnni(sc8, 8 + 2 * q));
-            for (int c = 0; c < nc; c++) {
-                const pl_block_q8_K *y = PL_COL(a, as, c);
-                const __m512i yv = cat256(_mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * q)),
-                                          _mm256_loadu_si256((const __m256i *)(y[i].qs + 128 + 32 * q)));
-                sumi[c] = _mm512_dpwssd_epi32(sumi[c], _mm512_maddubs_epi16(u, yv), sc);
-            }
+        for (int k = 0; k < 4; k++) {
+            const __m512i idx = _mm512_inserti64x4(
+                _mm512_castsi256_si512(_mm256_inserti128_si256(_mm256_set1_epi16((short)(4 * k)), _mm_set1_epi16((short)(4 * k + 1)), 1)),
+                _mm256_inserti128_si256(_mm256_set1_epi16((short)(4 * k + 2)), _mm_set1_epi16((short)(4 * k + 3)), 1), 1);
+            sv[k] = _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(sc16));
         }
-        const float xd = pl_f16_load(x[i].d);
+        const __m512 xd = _mm512_set1_ps(pl_f16_load(x[i].d));
         for (int c = 0; c < nc; c++) {
-            const float d = xd * PL_COL(a, as, c)[i].d;
-            acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sumi[c]), acc[c]);
+            const pl_block_q8_K *y = PL_COL(a, as, c);
+            const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums)), 5);
+            __m512i sumi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_sub_epi32(_mm256_setzero_si256(), off), 0);
+            for (int k = 0; k < 4; k++)
+                sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(wv[k], _mm512_loadu_si512((const void *)(y[i].qs + 64 * k))), sv[k]);
+            acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(xd, _mm512_set1_ps(y[i].d)), _mm512_cvtepi32_ps(sumi), acc[c]);
         }
     }
-    for (int c = 0; c < nc; c++) out[(size_t)c * os] = _mm512_reduce_add_ps(acc[c]);
+    for (int c = 0; c < nc; c++) out[(size_t)c * os] = sum16_ps(acc[c]);
 }
 
-#define PL_512_DOT_AND_TILE(name, core)                                                                                  \
+#define PL_512_DOT_AND_TILE(name, core, cols)                                                                               \
     static float name(int64_t n, const void *w, const void *a) {                                                         \
         float r;                                                                                                         \
         core(n, w, a, 0, &r, 0, 1);                                                                                      \
         return r;                                                                                                        \
     }                                                                                                                    \
     static void name##_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
-        core(n, w, a, as, y, ys, PL_TILE_COLS);                                                                          \
+        core(n, w, a, as, y, ys, cols);                                                                                  \
     }
-PL_512_DOT_AND_TILE(dot_q4_K_512, q4_K_512_cols)
-PL_512_DOT_AND_TILE(dot_q6_K_512, q6_K_512_cols)
+PL_512_DOT_AND_TILE(dot_q6_K_512, q6_K_512_cols, PL_Q6_COLS)
 
 /* a type's vec_dot and its tile kernel, always set together */
 static void set_dot(pl_quant_kernel_set *k, pl_vec_dot_fn dot, pl_vec_dot_tile_fn tile, int rows, int cols) {
@@ -336,8 +387,9 @@ void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_TQ1_0].vec_dot = dot_tq1_0_vnni;
     t[PL_TYPE_TQ2_0].vec_dot = dot_tq2_0_vnni;
     t[PL_TYPE_Q4_0].vec_dot = dot_q4_0_512;
-    set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_512, dot_q4_K_512_tile, 1, PL_TILE_COLS);
-    set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_512, dot_q6_K_512_tile, 1, PL_TILE_COLS);
+    set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_512, dot_q4_K_512_tile, 1, PL_Q45_COLS);
+    set_dot(&t[PL_TYPE_Q5_K], dot_q5_K_512, dot_q5_K_512_tile, 1, PL_Q45_COLS);
+    set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_512, dot_q6_K_512_tile, 1, PL_Q6_COLS);
     t[PL_TYPE_IQ2_XXS].vec_dot = dot_iq2_xxs_vnni;
     t[PL_TYPE_IQ2_XS].vec_dot = dot_iq2_xs_vnni;
     t[PL_TYPE_IQ2_S].vec_dot = dot_iq2_s_vnni;
