@@ -46,22 +46,69 @@ static inline __m512 load_bf16x16_mask(const uint16_t *p, __mmask16 m) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
 }
 
+/* The f16 dot as a tile of nr weight rows x nc activation rows (vec_dot
+ * is the 1 x 1 tile; always inlined with constant nr, nc).  Accumulator k
+ * (0-3) takes elements 64j + 16k .. + 15 in order; then accumulator 0 the
+ * whole 16s left, accumulator 1 the masked rest; the result is
+ * reduce((s0 + s1) + (s2 + s3)).  The tile runs one accumulator per pass
+ * (so only nr x nc are live) and converts each loaded row once for all
+ * the columns; every entry sees vec_dot's float operations. */
+#define PL_F16_ROWS 4
+#define PL_F16_COLS 4
+PL_ALWAYS_INLINE void f16_tile_core(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *out, size_t os,
+                                    const int nr, const int nc) {
+    const int64_t n64 = n / 64 * 64, n16 = n / 16 * 16;
+    const uint16_t *xr[PL_F16_ROWS], *yc[PL_F16_COLS];
+    for (int r = 0; r < nr; r++) xr[r] = (const uint16_t *)((const uint8_t *)w + (size_t)r * ws);
+    for (int c = 0; c < nc; c++) yc[c] = (const uint16_t *)((const uint8_t *)a + (size_t)c * as);
+    __m512 sk[4][PL_F16_ROWS][PL_F16_COLS];
+    for (int k = 0; k < 4; k++) {
+        __m512 acc[PL_F16_ROWS][PL_F16_COLS];
+        for (int r = 0; r < nr; r++)
+            for (int c = 0; c < nc; c++) acc[r][c] = _mm512_setzero_ps();
+        for (int64_t i = 16 * k; i < n64; i += 64) {
+            __m512 xv[PL_F16_ROWS];
+            for (int r = 0; r < nr; r++) xv[r] = load_f16x16(xr[r] + i);
+            for (int c = 0; c < nc; c++) {
+                const __m512 yv = load_f16x16(yc[c] + i);
+                for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], yv, acc[r][c]);
+            }
+        }
+        if (k == 0)
+            for (int64_t i = n64; i < n16; i += 16) {
+                __m512 xv[PL_F16_ROWS];
+                for (int r = 0; r < nr; r++) xv[r] = load_f16x16(xr[r] + i);
+                for (int c = 0; c < nc; c++) {
+                    const __m512 yv = load_f16x16(yc[c] + i);
+                    for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], yv, acc[r][c]);
+                }
+            }
+        if (k == 1 && n16 < n) {
+            const __mmask16 m = (__mmask16)((1u << (n - n16)) - 1);
+            __m512 xv[PL_F16_ROWS];
+            for (int r = 0; r < nr; r++) xv[r] = load_f16x16_mask(xr[r] + n16, m);
+            for (int c = 0; c < nc; c++) {
+                const __m512 yv = load_f16x16_mask(yc[c] + n16, m);
+                for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], yv, acc[r][c]);
+            }
+        }
+        for (int r = 0; r < nr; r++)
+            for (int c = 0; c < nc; c++) sk[k][r][c] = acc[r][c];
+    }
+    for (int r = 0; r < nr; r++)
+        for (int c = 0; c < nc; c++)
+            out[(size_t)c * os + (size_t)r] =
+                _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sk[0][r][c], sk[1][r][c]), _mm512_add_ps(sk[2][r][c], sk[3][r][c])));
+}
+
 static float dot_f16(int64_t n, const void *w, const void *a) {
-    const uint16_t *x = w, *y = a;
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(load_f16x16(x + i), load_f16x16(y + i), s0);
-        s1 = _mm512_fmadd_ps(load_f16x16(x + i + 16), load_f16x16(y + i + 16), s1);
-        s2 = _mm512_fmadd_ps(load_f16x16(x + i + 32), load_f16x16(y + i + 32), s2);
-        s3 = _mm512_fmadd_ps(load_f16x16(x + i + 48), load_f16x16(y + i + 48), s3);
-    }
-    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(load_f16x16(x + i), load_f16x16(y + i), s0);
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        s1 = _mm512_fmadd_ps(load_f16x16_mask(x + i, m), load_f16x16_mask(y + i, m), s1);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    float r;
+    f16_tile_core(n, w, 0, a, 0, &r, 0, 1, 1);
+    return r;
+}
+
+static void dot_f16_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
+    f16_tile_core(n, w, ws, a, as, y, ys, PL_F16_ROWS, PL_F16_COLS);
 }
 
 static float dot_bf16(int64_t n, const void *w, const void *a) {
@@ -220,6 +267,21 @@ static inline __m512i kq_fold(__m512i sumi, __m256i hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(s), hi, 1);
 }
 
+/* The 12 packed 6-bit scale/min bytes of a q4_K/q5_K block as 16 words
+ * (scales 0-7, mins 8-15), unpacked in vector registers: bytes 0-3 hold
+ * scales 0-3 (+ bits 4-5 of scales 4-7 on top), bytes 4-7 mins 0-3 (+ of
+ * mins 4-7), bytes 8-11 the low 4 bits of scales 4-7 and of mins 4-7.
+ * Reads 16 bytes: the 4 after the scales are the block's own qs. */
+static inline __m256i q45k_scales_mins_512(const uint8_t *packed) {
+    const __m128i b = _mm_loadu_si128((const __m128i *)packed);
+    const __m128i a = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i top = _mm_and_si128(_mm_srli_epi16(_mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7)), 2),
+                                      _mm_set1_epi8(0x30));
+    const __m128i lo6 = _mm_and_si128(a, _mm_set1_epi8(0x3f));
+    const __m128i nib = _mm_and_si128(_mm_mask_blend_epi8(0xf000, a, _mm_srli_epi16(a, 4)), _mm_set1_epi8(0x0f));
+    return _mm256_cvtepu8_epi16(_mm_mask_blend_epi8(0xf0f0, lo6, _mm_or_si128(nib, top)));
+}
+
 /* q4_K and q5_K over 512 bits, one weight row against nc activation
  * columns (nc = 1 is vec_dot; see dots_x86.h for the rule).  Chunk k of 32
  * qs bytes holds sub-block 2k in its low nibbles and 2k + 1 in its high
@@ -241,7 +303,7 @@ PL_ALWAYS_INLINE void q45_K_512_cols(int64_t n, const uint8_t *blocks, size_t by
     for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const uint8_t *blk = blocks + (size_t)i * bytes;
-        const __m256i sm = q45k_scales_mins_vnni(blk + 4); /* scales 0-7, mins 8-15 (words) */
+        const __m256i sm = q45k_scales_mins_512(blk + 4); /* scales 0-7, mins 8-15 (words) */
         const __m256i mins2 = _mm256_shuffle_epi8(_mm256_permute2x128_si256(sm, sm, 0x11), dup_mins);
         __m512i wv[4], sv[4];
         for (int k = 0; k < 4; k++) {
@@ -368,7 +430,7 @@ static void set_dot(pl_quant_kernel_set *k, pl_vec_dot_fn dot, pl_vec_dot_tile_f
 
 void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_F32].vec_dot = dot_f32;
-    t[PL_TYPE_F16].vec_dot = dot_f16;
+    set_dot(&t[PL_TYPE_F16], dot_f16, dot_f16_tile, PL_F16_ROWS, PL_F16_COLS);
     t[PL_TYPE_BF16].vec_dot = dot_bf16;
     set_dot(&t[PL_TYPE_Q8_0], dot_q8_0, dot_q8_0_tile, PL_Q8_0_ROWS, PL_TILE_COLS);
     t[PL_TYPE_Q8_K].act_from_float = act_q8_K_vnni;

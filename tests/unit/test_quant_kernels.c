@@ -248,6 +248,9 @@ int main(void) {
         /* the tile kernels this tier is meant to carry (a lost table entry
          * would silently fall back to vec_dot, slow but unnoticed) */
         static const uint32_t tiled[] = {PL_TYPE_Q8_0, PL_TYPE_Q2_K, PL_TYPE_Q3_K, PL_TYPE_Q4_K, PL_TYPE_Q5_K, PL_TYPE_Q6_K};
+        if (tier >= PL_TIER_AVX512)
+            CHECK_MSG(pl_quant_kernels_tier(PL_TYPE_F16, (pl_quant_tier)tier)->vec_dot_tile != NULL, "f16 has no tile kernel on %s",
+                      pl_quant_tier_name((pl_quant_tier)tier));
         if (tier >= PL_TIER_AVX2)
             for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++)
                 CHECK_MSG(pl_quant_kernels_tier(tiled[i], (pl_quant_tier)tier)->vec_dot_tile != NULL, "%s has no tile kernel on %s",
