@@ -46,13 +46,14 @@ static inline __m512 load_bf16x16_mask(const uint16_t *p, __mmask16 m) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
 }
 
-/* The f16 dot as a tile of nr weight rows x nc activation rows (vec_dot
- * is the 1 x 1 tile; always inlined with constant nr, nc).  Accumulator k
+/* The f16 dot as a tile of nr weight rows x nc activation rows (always
+ * inlined with constant nr, nc).  Accumulator k
  * (0-3) takes elements 64j + 16k .. + 15 in order; then accumulator 0 the
  * whole 16s left, accumulator 1 the masked rest; the result is
- * reduce((s0 + s1) + (s2 + s3)).  The tile runs one accumulator per pass
- * (so only nr x nc are live) and converts each loaded row once for all
- * the columns; every entry sees vec_dot's float operations. */
+ * reduce((s0 + s1) + (s2 + s3)) -- dot_f16's operations.  The tile runs
+ * one accumulator per pass (so only nr x nc are live) and converts each
+ * loaded row once for all the columns; vec_dot itself stays the one-pass
+ * loop below (the passes cost too much on short rows, e.g. attention's). */
 #define PL_F16_ROWS 4
 #define PL_F16_COLS 4
 PL_ALWAYS_INLINE void f16_tile_core(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *out, size_t os,
@@ -101,10 +102,24 @@ PL_ALWAYS_INLINE void f16_tile_core(int64_t n, const void *w, size_t ws, const v
                 _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sk[0][r][c], sk[1][r][c]), _mm512_add_ps(sk[2][r][c], sk[3][r][c])));
 }
 
+/* vec_dot: the same accumulators in one pass (the tile's entries are its
+ * bits; test_quant_kernels compares them) */
 static float dot_f16(int64_t n, const void *w, const void *a) {
-    float r;
-    f16_tile_core(n, w, 0, a, 0, &r, 0, 1, 1);
-    return r;
+    const uint16_t *x = w, *y = a;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_fmadd_ps(load_f16x16(x + i), load_f16x16(y + i), s0);
+        s1 = _mm512_fmadd_ps(load_f16x16(x + i + 16), load_f16x16(y + i + 16), s1);
+        s2 = _mm512_fmadd_ps(load_f16x16(x + i + 32), load_f16x16(y + i + 32), s2);
+        s3 = _mm512_fmadd_ps(load_f16x16(x + i + 48), load_f16x16(y + i + 48), s3);
+    }
+    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(load_f16x16(x + i), load_f16x16(y + i), s0);
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        s1 = _mm512_fmadd_ps(load_f16x16_mask(x + i, m), load_f16x16_mask(y + i, m), s1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
 }
 
 static void dot_f16_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
@@ -147,8 +162,8 @@ static inline __m512 scale2_f16(uint16_t a, uint16_t b) {
 
 #define PL_Q8_0_ROWS 4
 
-/* The q8_0 dot as a tile of nr weight rows x nc activation rows (vec_dot
- * is the 1 x 1 tile; always inlined with constant nr, nc).  Blocks go two
+/* The q8_0 dot as a tile of nr weight rows x nc activation rows (always
+ * inlined with constant nr, nc).  Blocks go two
  * per 512-bit register; pairs 0, 2, 4, ... of the whole-4-block part add
  * into accumulator 0, pairs 1, 3, 5, ... into accumulator 1 (each in
  * block order), leftover blocks into a 256-bit one; the result is
@@ -158,7 +173,8 @@ static inline __m512 scale2_f16(uint16_t a, uint16_t b) {
  * lane starts from -128 * (its 4 y bytes' sum), so a lane holds exactly
  * sum(x * y) of its 4 bytes -- the integers of any exact method; sharing
  * x + 128 over the columns and the y terms over the rows is what the tile
- * gains.  The float work per entry is the same in both. */
+ * gains.  The float work per entry is dot_q8_0's (below), which keeps its
+ * one-pass loop for decode. */
 PL_ALWAYS_INLINE void q8_0_tile_core(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *out, size_t os,
                                      const int nr, const int nc) {
     const int64_t nb = n / 32, n4 = nb / 4 * 4;
@@ -204,10 +220,42 @@ PL_ALWAYS_INLINE void q8_0_tile_core(int64_t n, const void *w, size_t ws, const 
     }
 }
 
+/* Two q8_0 blocks of x against two of y: 16 int32 lanes, 8 per block.
+ * |x| as unsigned bytes times y with x's sign (valid for y != -128). */
+static inline __m512i dot2_i8(const int8_t *x0, const int8_t *x1, const int8_t *y0, const int8_t *y1) {
+    __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x0)),
+                                   _mm256_loadu_si256((const __m256i *)x1), 1);
+    __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)y0)),
+                                   _mm256_loadu_si256((const __m256i *)y1), 1);
+    __mmask64 neg = _mm512_movepi8_mask(x);
+    __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(x), sy);
+}
+
+/* vec_dot: one pass, both accumulators in the loop; the same integers and
+ * float operations as each entry of the tile below (test_quant_kernels
+ * compares the bits) */
 static float dot_q8_0(int64_t n, const void *w, const void *a) {
-    float r;
-    q8_0_tile_core(n, w, 0, a, 0, &r, 0, 1, 1);
-    return r;
+    const pl_block_q8_0 *x = w, *y = a;
+    const int64_t nb = n / 32;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 4 <= nb; i += 4) {
+        __m512i p0 = dot2_i8(x[i].qs, x[i + 1].qs, y[i].qs, y[i + 1].qs);
+        __m512i p1 = dot2_i8(x[i + 2].qs, x[i + 3].qs, y[i + 2].qs, y[i + 3].qs);
+        __m512 d0 = set2_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d), pl_f16_load(x[i + 1].d) * pl_f16_load(y[i + 1].d));
+        __m512 d1 = set2_ps(pl_f16_load(x[i + 2].d) * pl_f16_load(y[i + 2].d),
+                            pl_f16_load(x[i + 3].d) * pl_f16_load(y[i + 3].d));
+        acc0 = _mm512_fmadd_ps(d0, _mm512_cvtepi32_ps(p0), acc0);
+        acc1 = _mm512_fmadd_ps(d1, _mm512_cvtepi32_ps(p1), acc1);
+    }
+    __m256 acc2 = _mm256_setzero_ps();
+    for (; i < nb; i++) {
+        __m256i ax = _mm256_loadu_si256((const __m256i *)x[i].qs), ay = _mm256_loadu_si256((const __m256i *)y[i].qs);
+        __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(ax, ax), _mm256_sign_epi8(ay, ax));
+        acc2 = _mm256_fmadd_ps(_mm256_set1_ps(pl_f16_load(x[i].d) * pl_f16_load(y[i].d)), _mm256_cvtepi32_ps(p), acc2);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + pl_hsum_ps256(acc2);
 }
 
 static void dot_q8_0_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
