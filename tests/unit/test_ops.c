@@ -18,6 +18,7 @@
 #include "base/rng.h"
 #include "ops/ref.h"
 #include "pltest.h"
+#include "quant/kernels.h"
 #include "quant/types.h"
 
 static pl_rng rng;
@@ -307,6 +308,50 @@ static void test_support_table(void) {
     CHECK(!pl_cpu_supports(PL_OP_MUL_MAT, PL_TYPE_COUNT + 5));
 }
 
+/* axpy_rows_f16, where a table has it, gives bit for bit what axpy_f16
+ * row by row gives (attention relies on it: the weighted sum of V rows must
+ * not depend on which kernel ran), for widths around its 128-column block
+ * and row counts from 0. */
+static void test_axpy_rows(const pl_cpu_isa *isa) {
+    if (!isa->axpy_rows_f16) return;
+    static const int64_t widths[] = {1, 15, 16, 64, 100, 128, 129, 200, 256, 300};
+    static const int64_t rows[] = {0, 1, 2, 7, 33};
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)
+        for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
+            const int64_t n = widths[wi], nr = rows[ri], stride = n + 3;
+            float *a = rnd(nr + 1, -1.f, 1.f), *y0 = rnd(n + 16, -2.f, 2.f), *y1 = malloc((size_t)(n + 16) * sizeof *y1);
+            uint16_t *x = malloc((size_t)(stride * (nr + 1)) * sizeof *x);
+            for (int64_t i = 0; i < stride * (nr + 1); i++) x[i] = pl_f32_to_f16(pl_rng_uniform(&rng) * 4.f - 2.f);
+            memcpy(y1, y0, (size_t)(n + 16) * sizeof *y1);
+            for (int64_t r = 0; r < nr; r++) isa->axpy_f16(a[r], x + r * stride, y0, n);
+            isa->axpy_rows_f16(a, x, stride, nr, y1, n);
+            CHECK_MSG(same_bits(y0, y1, (size_t)(n + 16) * sizeof *y0), "%s axpy_rows_f16 n=%lld rows=%lld", isa->name,
+                      (long long)n, (long long)nr);
+            free(a), free(y0), free(y1), free(x);
+        }
+}
+
+/* dot_rows_f16, where a table has it, gives bit for bit the f16 vec_dot of
+ * the quant tier attention pairs it with (AVX-512). */
+static void test_dot_rows(const pl_cpu_isa *isa) {
+    if (!isa->dot_rows_f16) return;
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(PL_TYPE_F16, PL_TIER_AVX512);
+    CHECK(k && k->vec_dot);
+    if (!k || !k->vec_dot) return;
+    static const int64_t widths[] = {1, 10, 16, 64, 100, 128, 130, 256, 1024};
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+        const int64_t n = widths[wi], nr = 37, stride = n + 5;
+        uint16_t *x = malloc((size_t)(stride * nr) * sizeof *x), *q = malloc((size_t)n * sizeof *q);
+        float *y0 = malloc((size_t)nr * sizeof *y0), *y1 = malloc((size_t)nr * sizeof *y1);
+        for (int64_t i = 0; i < stride * nr; i++) x[i] = pl_f32_to_f16(pl_rng_uniform(&rng) * 4.f - 2.f);
+        for (int64_t i = 0; i < n; i++) q[i] = pl_f32_to_f16(pl_rng_uniform(&rng) * 4.f - 2.f);
+        for (int64_t r = 0; r < nr; r++) y0[r] = k->vec_dot(n, x + r * stride, q);
+        isa->dot_rows_f16(x, stride, nr, q, n, y1);
+        CHECK_MSG(same_bits(y0, y1, (size_t)nr * sizeof *y0), "%s dot_rows_f16 n=%lld", isa->name, (long long)n);
+        free(x), free(q), free(y0), free(y1);
+    }
+}
+
 int main(void) {
     pl_rng_seed(&rng, 20261130);
     const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512()};
@@ -318,6 +363,12 @@ int main(void) {
         for (int nt = 1; nt <= 3; nt += 2) insts[n_insts++] = (inst){make(all[i], nt), all[i]->name, nt};
     }
     CHECK(n_insts >= 2);
+    for (size_t i = 0; i < 3; i++)
+        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]);
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->axpy_rows_f16,
+              "the AVX-512 table lost axpy_rows_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows_f16,
+              "the AVX-512 table lost dot_rows_f16");
     test_elementwise();
     test_rope();
     test_attention();

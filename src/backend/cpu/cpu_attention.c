@@ -1,6 +1,6 @@
 /*
  * cpu_attention.c -- rotary embedding and causal grouped-query attention
- * on the CPU, parallel over (token, head) pairs.
+ * on the CPU, parallel over (token, head) pairs taken KV head by KV head.
  *
  * Attention follows llama.cpp's non-flash path step for step, so that the
  * same roundings happen: q is rounded to the cache type before q.k, the
@@ -79,6 +79,8 @@ typedef struct {
     float *out;
     pl_vec_dot_fn dot;            /* q . k in the cache type */
     pl_act_from_float_fn to_f16;  /* q to f16 for an f16 cache */
+    /* `dot` over many rows, when the ISA table's equals the quant tier's */
+    void (*dot_rows)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n, float *y);
 } attn_job;
 
 static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
@@ -94,14 +96,22 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     long long lo, hi;
     pl_pool_split(j->n_tok * ap->n_head, chunk, n_chunks, &lo, &hi);
     for (int64_t k = lo; k < hi; k++) {
-        const int64_t t = k / ap->n_head, h = k % ap->n_head, kvh = h / group;
-        const int64_t n_kv = j->pos0 + t + 1;
-        const float *q = j->q + k * hd;
-        float *out = j->out + k * hd;
+        /* work items in KV-head-major order (KV head, token, query head of
+         * its group): consecutive items read the same K and V rows, which
+         * stay in cache, instead of sweeping every head's rows per token */
+        const int64_t per_kv = j->n_tok * group, kvh = k / per_kv, t = k % per_kv / group;
+        const int64_t h = kvh * group + k % group, n_kv = j->pos0 + t + 1;
+        const float *q = j->q + (t * ap->n_head + h) * hd;
+        float *out = j->out + (t * ap->n_head + h) * hd;
         if (f16) {
             const uint16_t *kc = (const uint16_t *)j->k + kvh * hd;
             j->to_f16(q, q16, hd);
-            for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q16) * ap->scale;
+            if (j->dot_rows) {
+                j->dot_rows(kc, kv_dim, n_kv, q16, hd, w);
+                for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
+            } else {
+                for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q16) * ap->scale;
+            }
         } else {
             const float *kc = (const float *)j->k + kvh * hd;
             for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q) * ap->scale;
@@ -111,9 +121,11 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
         memset(out, 0, (size_t)hd * sizeof(float));
         if (f16) {
             const uint16_t *vc = (const uint16_t *)j->v + kvh * hd;
-            for (int64_t p = 0; p < n_kv; p++) {
-                const float wp = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
-                isa->axpy_f16(wp, vc + p * kv_dim, out, hd);
+            for (int64_t p = 0; p < n_kv; p++) w[p] = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
+            if (isa->axpy_rows_f16) {
+                isa->axpy_rows_f16(w, vc, kv_dim, n_kv, out, hd);
+            } else {
+                for (int64_t p = 0; p < n_kv; p++) isa->axpy_f16(w[p], vc + p * kv_dim, out, hd);
             }
         } else {
             const float *vc = (const float *)j->v + kvh * hd;
@@ -134,6 +146,8 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
     }
     attn_job j = {cc, ap, q, k_cache, v_cache, n_tok, pos0, out,
                   pl_quant_kernels_tier(ap->kv_type, cc->qtier)->vec_dot,
-                  pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float};
+                  pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
+                  /* the ISA's row kernel reproduces the AVX-512 quant tier's f16 dot only */
+                  ap->kv_type == PL_TYPE_F16 && cc->qtier == PL_TIER_AVX512 ? cc->isa->dot_rows_f16 : NULL};
     pl_cpu_parallel(cc, attn_run, &j, n_tok * ap->n_head * (pos0 + n_tok) * ap->head_dim);
 }

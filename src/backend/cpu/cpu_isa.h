@@ -26,6 +26,16 @@ typedef struct pl_cpu_isa {
     /* y += a * x */
     void (*axpy_f32)(float a, const float *x, float *y, int64_t n);
     void (*axpy_f16)(float a, const uint16_t *x, float *y, int64_t n);
+    /* y += a[r] * x[r * stride ..] for r = 0 .. n_rows-1, bit for bit what
+     * n_rows axpy_f16 calls in that order give (the same fma per element,
+     * in the same order), with y kept in registers in between.  NULL in a
+     * table that has no such kernel: callers loop over axpy_f16. */
+    void (*axpy_rows_f16)(const float *a, const uint16_t *x, int64_t stride, int64_t n_rows, float *y, int64_t n);
+    /* y[r] = (row r of x, r * stride apart) . q for r = 0 .. n_rows-1, f16
+     * rows and q, n <= PL_MAX_HEAD_DIM: bit for bit the f16 vec_dot of the
+     * quant module's tier of the same ISA, with q converted once instead of
+     * once per row -- attention's scores.  NULL in a table that has none. */
+    void (*dot_rows_f16)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n, float *y);
 } pl_cpu_isa;
 
 const pl_cpu_isa *pl_cpu_isa_generic(void);

@@ -4,6 +4,7 @@
  * run time.  Tails are handled with masked loads and stores.
  */
 #include "backend/cpu/cpu_isa.h"
+#include "ops/ref.h"
 
 #if defined(__x86_64__)
 
@@ -129,6 +130,53 @@ PL_AVX512 static void v_axpy_f16(float a, const uint16_t *x, float *y, int64_t n
     }
 }
 
+/* axpy_f16 over many rows: 128 columns of y at a time live in eight
+ * registers while every row is added (one fma per element per row, rows in
+ * order, as axpy_f16 does), so y is loaded and stored once per column
+ * block instead of once per row -- attention's weighted sum of V rows. */
+PL_AVX512 static void v_axpy_rows_f16(const float *a, const uint16_t *x, int64_t stride, int64_t n_rows, float *y,
+                                      int64_t n) {
+    for (int64_t c0 = 0; c0 < n; c0 += 128) {
+        const int64_t nc = n - c0 < 128 ? n - c0 : 128, nv = (nc + 15) / 16;
+        __m512 acc[8];
+        __mmask16 m[8];
+        for (int64_t v = 0; v < nv; v++) {
+            m[v] = tail_mask(nc - 16 * v);
+            acc[v] = _mm512_maskz_loadu_ps(m[v], y + c0 + 16 * v);
+        }
+        for (int64_t r = 0; r < n_rows; r++) {
+            const __m512 va = _mm512_set1_ps(a[r]);
+            const uint16_t *xr = x + r * stride + c0;
+            for (int64_t v = 0; v < nv; v++) acc[v] = _mm512_fmadd_ps(va, load_f16(xr + 16 * v, m[v]), acc[v]);
+        }
+        for (int64_t v = 0; v < nv; v++) _mm512_mask_storeu_ps(y + c0 + 16 * v, m[v], acc[v]);
+    }
+}
+
+/* The f16 vec_dot of quant/kernels_avx512.c (the same four accumulators
+ * over 64-element steps, 16-element steps into the first, the masked tail
+ * into the second, the same final sum), row after row against one q held
+ * in f32 registers. */
+PL_AVX512 static void v_dot_rows_f16(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n,
+                                     float *y) {
+    __m512 qv[PL_MAX_HEAD_DIM / 16];
+    for (int64_t i = 0; i < n; i += 16) qv[i / 16] = load_f16(q + i, tail_mask(n - i));
+    for (int64_t r = 0; r < n_rows; r++) {
+        const uint16_t *xr = x + r * stride;
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        int64_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            s0 = _mm512_fmadd_ps(load_f16(xr + i, 0xffff), qv[i / 16], s0);
+            s1 = _mm512_fmadd_ps(load_f16(xr + i + 16, 0xffff), qv[i / 16 + 1], s1);
+            s2 = _mm512_fmadd_ps(load_f16(xr + i + 32, 0xffff), qv[i / 16 + 2], s2);
+            s3 = _mm512_fmadd_ps(load_f16(xr + i + 48, 0xffff), qv[i / 16 + 3], s3);
+        }
+        for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(load_f16(xr + i, 0xffff), qv[i / 16], s0);
+        if (i < n) s1 = _mm512_fmadd_ps(load_f16(xr + i, tail_mask(n - i)), qv[i / 16], s1);
+        y[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    }
+}
+
 static const pl_cpu_isa avx512 = {
     .name = "avx512",
     .sum_sq = v_sum_sq,
@@ -140,6 +188,8 @@ static const pl_cpu_isa avx512 = {
     .exp_sum = v_exp_sum,
     .axpy_f32 = v_axpy_f32,
     .axpy_f16 = v_axpy_f16,
+    .axpy_rows_f16 = v_axpy_rows_f16,
+    .dot_rows_f16 = v_dot_rows_f16,
 };
 
 const pl_cpu_isa *pl_cpu_isa_avx512(void) { return &avx512; }
