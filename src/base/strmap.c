@@ -1,6 +1,7 @@
 /*
  * strmap.c -- open-addressing string hash map with linear probing (FNV-1a
- * hash, load factor kept under 1/2).
+ * hash, load factor kept at most 3/4: a vocabulary's maps are large, and
+ * a checkpoint's memory bound counts them).
  */
 #include "strmap.h"
 
@@ -23,7 +24,7 @@ uint64_t pl_hash_bytes(const void *data, size_t len) {
 
 bool pl_strmap_init(pl_strmap *m, size_t n) {
     size_t cap = 16;
-    while (cap < n * 2) {
+    while (cap / 4 * 3 < n + 1) {
         if (cap > SIZE_MAX / 4 / sizeof(pl_strmap_slot)) return false;
         cap *= 2;
     }
@@ -51,7 +52,7 @@ static pl_strmap_slot *pl_strmap_find(const pl_strmap *m, const char *key, size_
 
 static bool pl_strmap_grow(pl_strmap *m) {
     pl_strmap bigger;
-    if (!pl_strmap_init(&bigger, m->cap)) return false; /* doubles: cap >= 2*count */
+    if (!pl_strmap_init(&bigger, m->cap)) return false; /* doubles the capacity */
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->slots[i].key) continue;
         *pl_strmap_find(&bigger, m->slots[i].key, m->slots[i].len) = m->slots[i];
@@ -64,7 +65,7 @@ static bool pl_strmap_grow(pl_strmap *m) {
 
 int pl_strmap_put(pl_strmap *m, const char *key, size_t len, uint64_t value, uint64_t *existing) {
     if (!m->slots && !pl_strmap_init(m, 16)) return -1;
-    if ((m->count + 1) * 2 > m->cap && !pl_strmap_grow(m)) return -1;
+    if (m->count + 1 > m->cap / 4 * 3 && !pl_strmap_grow(m)) return -1;
     pl_strmap_slot *s = pl_strmap_find(m, key, len);
     if (s->key) {
         if (existing) *existing = s->value;

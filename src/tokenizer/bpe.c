@@ -162,8 +162,8 @@ pocketllm_status pl_bpe_build(pl_vocab *v, const pocketllm_gguf_value *merges) {
         rules[i][0] = (uint32_t)l;
         rules[i][1] = (uint32_t)r;
     }
-    size_t cap = 16;
-    while (cap < 2 * n_merges) cap *= 2;
+    size_t cap = 16; /* load factor at most 3/4 */
+    while (cap / 4 * 3 < n_merges + 1) cap *= 2;
     bpe->merge_key = malloc(cap * sizeof *bpe->merge_key);
     bpe->merge_val = malloc(cap * sizeof *bpe->merge_val);
     if (!bpe->merge_key || !bpe->merge_val) {

@@ -37,7 +37,7 @@ rows = t["rows"]
 assert t["chosen"] == "Q4_K_M" and [r["recipe"] for r in rows] == ["source", "Q4_K_M"], t
 kv = 1 * 2 * 4096 * 1024 * 2
 for r in rows:
-    assert r["heap_bytes"] - r["session_bytes"] > 30 << 20, r  # the 151936-token tokenizer
+    assert r["heap_bytes"] - r["session_bytes"] > 20 << 20, r  # the 151936-token tokenizer (~29 MiB)
     assert r["session_bytes"] >= kv and r["total_bytes"] == r["weights_bytes"] + r["heap_bytes"], r
     print(f'{r["recipe"]}: mapping {r["weights_bytes"]}, heap {r["heap_bytes"]} (session {r["session_bytes"]}) '
           f'{r["types"]}', file=sys.stderr)
