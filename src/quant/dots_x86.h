@@ -193,6 +193,16 @@ static inline int32_t PL_SUFFIX(bsums_dot)(const int16_t *bsums, __m256i m16) {
 /* activation column c of a tile */
 #define PL_COL(a, as, c) ((const pl_block_q8_K *)((const uint8_t *)(a) + (size_t)(c) * (as)))
 
+/* The end of one 256-block for every column: acc[c] += (block scale x
+ * column c's scale) * sumi[c] (q3_K and q6_K, which have no mins). */
+PL_ALWAYS_INLINE void PL_SUFFIX(kq_block_add)(__m256 *acc, const __m256i *sumi, float xd, const void *a, size_t as,
+                                              int64_t i, const int nc) {
+    for (int c = 0; c < nc; c++) {
+        const float d = xd * PL_COL(a, as, c)[i].d;
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+    }
+}
+
 /* vec_dot and the 1 x PL_TILE_COLS tile kernel from one core */
 #define PL_DOT_AND_TILE(name, core)                                                                                      \
     static float PL_SUFFIX(name)(int64_t n, const void *w, const void *a) {                                              \
@@ -283,11 +293,7 @@ PL_ALWAYS_INLINE void PL_SUFFIX(q3_K_cols)(int64_t n, const void *w, const void 
                 }
             }
         }
-        const float xd = pl_f16_load(x[i].d);
-        for (int c = 0; c < nc; c++) {
-            const float d = xd * PL_COL(a, as, c)[i].d;
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
-        }
+        PL_SUFFIX(kq_block_add)(acc, sumi, pl_f16_load(x[i].d), a, as, i, nc);
     }
     for (int c = 0; c < nc; c++) out[(size_t)c * os] = pl_hsum_ps256(acc[c]);
 }
@@ -400,11 +406,7 @@ PL_ALWAYS_INLINE void PL_SUFFIX(q6_K_cols)(int64_t n, const void *w, const void 
                 }
             }
         }
-        const float xd = pl_f16_load(x[i].d);
-        for (int c = 0; c < nc; c++) {
-            const float d = xd * PL_COL(a, as, c)[i].d;
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
-        }
+        PL_SUFFIX(kq_block_add)(acc, sumi, pl_f16_load(x[i].d), a, as, i, nc);
     }
     for (int c = 0; c < nc; c++) out[(size_t)c * os] = pl_hsum_ps256(acc[c]);
 }

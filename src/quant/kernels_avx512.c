@@ -386,22 +386,19 @@ PL_ALWAYS_INLINE void q45_K_512_cols(int64_t n, const uint8_t *blocks, size_t by
     for (int c = 0; c < nc; c++) out[(size_t)c * os] = kq_finish(acc[c]);
 }
 
-static float dot_q4_K_512(int64_t n, const void *w, const void *a) {
-    float r;
-    q45_K_512_cols(n, w, sizeof(pl_block_q4_K), 16, 0, a, 0, &r, 0, 1);
-    return r;
-}
-static void dot_q4_K_512_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    q45_K_512_cols(n, w, sizeof(pl_block_q4_K), 16, 0, a, as, y, ys, PL_Q45_COLS);
-}
-static float dot_q5_K_512(int64_t n, const void *w, const void *a) {
-    float r;
-    q45_K_512_cols(n, w, sizeof(pl_block_q5_K), 48, 16, a, 0, &r, 0, 1);
-    return r;
-}
-static void dot_q5_K_512_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    q45_K_512_cols(n, w, sizeof(pl_block_q5_K), 48, 16, a, as, y, ys, PL_Q45_COLS);
-}
+/* vec_dot (one column) and the tile (PL_Q45_COLS columns) of q4_K / q5_K
+ * from the one core: block size, offset of qs, offset of qh (0: none) */
+#define PL_Q45_DOT_AND_TILE(name, block, qs_off, qh_off)                                                                 \
+    static float name(int64_t n, const void *w, const void *a) {                                                         \
+        float r;                                                                                                         \
+        q45_K_512_cols(n, w, sizeof(block), qs_off, qh_off, a, 0, &r, 0, 1);                                             \
+        return r;                                                                                                        \
+    }                                                                                                                    \
+    static void name##_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
+        q45_K_512_cols(n, w, sizeof(block), qs_off, qh_off, a, as, y, ys, PL_Q45_COLS);                                  \
+    }
+PL_Q45_DOT_AND_TILE(dot_q4_K_512, pl_block_q4_K, 16, 0)
+PL_Q45_DOT_AND_TILE(dot_q5_K_512, pl_block_q5_K, 48, 16)
 
 /* Sum of 16 floats: halves of 256, then 128, then 64, then 32 bits,
  * spelled out (the one order vec_dot and the tiles share). */
