@@ -28,6 +28,15 @@ expect_grep() {
     grep -qF -- "$1" "$2" || { fail "'$2' lacks '$1': $(head -c 400 "$2")"; return 1; }
 }
 
+# script_verdict RC OUTPUT WHAT : the end of a test that runs a checking
+# script (Python, Node): count it, show what it printed, fail with WHAT
+# unless it exited 0.  Call it right after the script, with $? as RC.
+script_verdict() {
+    ok
+    cat "$2" >&2
+    [ "$1" = 0 ] || fail "$3"
+}
+
 done_testing() {
     echo "$(basename "$0"): $PL_CHECKS checks, $PL_FAILS failed" >&2
     [ "$PL_FAILS" = 0 ]

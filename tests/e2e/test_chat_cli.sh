@@ -114,8 +114,5 @@ check(status == 0, "Ctrl-C at the prompt: exit status %r" % status)
 print("chat checks: %d failed" % failures)
 sys.exit(1 if failures else 0)
 PY
-rc=$?
-ok
-cat "$PL_TMP/py.out" >&2
-[ "$rc" = 0 ] || fail "the terminal checks failed"
+script_verdict $? "$PL_TMP/py.out" "the terminal checks failed"
 done_testing

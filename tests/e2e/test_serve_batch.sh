@@ -102,19 +102,16 @@ rate_together = sum(b[2] for b in together) / t_together
 print("one at a time: %d tokens in %.2f s = %.1f tok/s" % (tokens, t_alone, rate_alone))
 print("20 concurrent, --parallel 4: %d tokens in %.2f s = %.1f tok/s (%.2fx)"
       % (sum(b[2] for b in together), t_together, rate_together, rate_together / rate_alone))
+most = health()["most_sequences_in_a_pass"]
 print("forward passes: %d one at a time, %d concurrent (%.2fx); most sequences in one pass: %d"
-      % (passes["alone"], passes["together"], passes["together"] / max(passes["alone"], 1),
-         health()["most_sequences_in_a_pass"]))
-check(health()["most_sequences_in_a_pass"] == 4, "no forward pass served all 4 sequences")
+      % (passes["alone"], passes["together"], passes["together"] / max(passes["alone"], 1), most))
+check(most == 4, "no forward pass served all 4 sequences")
 check(passes["together"] < 0.6 * passes["alone"],
       "the concurrent rounds took %d forward passes, the one-at-a-time rounds %d: not decoded together"
       % (passes["together"], passes["alone"]))
 print("(the rates above are information only)")
 sys.exit(1 if failures else 0)
 PY
-rc=$?
-ok
-cat "$PL_TMP/py.out" >&2
-[ "$rc" = 0 ] || fail "the batching checks failed"
+script_verdict $? "$PL_TMP/py.out" "the batching checks failed"
 serve_stop
 done_testing

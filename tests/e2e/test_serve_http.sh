@@ -162,9 +162,6 @@ check(status == 200 and json.loads(data)["choices"][0]["finish_reason"] in ("sto
 print("http checks: %d, failed %d" % (checks, failures))
 sys.exit(1 if failures else 0)
 PY
-rc=$?
-ok
-cat "$PL_TMP/py.out" >&2
-[ "$rc" = 0 ] || fail "the HTTP checks failed"
+script_verdict $? "$PL_TMP/py.out" "the HTTP checks failed"
 serve_stop
 done_testing

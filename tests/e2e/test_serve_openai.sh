@@ -23,10 +23,7 @@ serve_start main --model "$PL_TMP/m.gguf" --name tiny --api-key sekrit --ctx 512
 
 BASE=$BASE/v1 API_KEY=sekrit MODEL=tiny THINK_BASE=$THINK_BASE NODE_PATH=$NODE_MODULES \
     node "$(dirname "$0")/serve_openai_client.js" >"$PL_TMP/node.out" 2>"$PL_TMP/node.err"
-rc=$?
-ok
-cat "$PL_TMP/node.out" >&2
-[ "$rc" = 0 ] || fail "the openai client checks failed: $(head -c 3000 "$PL_TMP/node.err")"
+script_verdict $? "$PL_TMP/node.out" "the openai client checks failed: $(head -c 3000 "$PL_TMP/node.err")"
 ok
 grep -q "openai client: [0-9]* checks, 0 failed" "$PL_TMP/node.out" || fail "the client did not report its checks"
 
