@@ -30,7 +30,7 @@ struct pocketllm_session {
     pl_model *m;
     pl_compute *c;
     pl_kv_cache *kv;
-    int64_t n_ctx, n_batch, n_past; /* n_past: sequence 0's (the single-sequence API) */
+    int64_t n_ctx, n_batch;
     float *scratch;
     int32_t *pos;          /* n_batch positions of the current pass */
     float *logits;         /* logits_cap rows of n_vocab */
@@ -39,7 +39,7 @@ struct pocketllm_session {
     /* several sequences (n_seq > 1); sequence k owns cache rows
      * [k n_ctx, (k + 1) n_ctx) */
     uint32_t n_seq;
-    int64_t *seq_past;     /* n_seq: positions filled (seq_past[0] mirrors n_past) */
+    int64_t *seq_past;     /* n_seq: positions filled (sequence 0 is the single-sequence API's) */
     int64_t *seq_add;      /* n_seq: tokens the current batch adds */
     int64_t *kv_base;      /* n_batch: per token of a pass, its sequence's first row */
     int32_t *pass_ids;     /* n_batch: the pass's ids, tokens with logits last */
@@ -163,9 +163,10 @@ static pocketllm_status logits_reserve(pocketllm_session *s, int64_t rows) {
 pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids, size_t n, int all_logits) {
     if (!s || (!ids && n)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval: NULL argument");
     if (n == 0) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval: no tokens to evaluate");
-    if (n > (size_t)(s->n_ctx - s->n_past))
+    const int64_t past = s->seq_past[0];
+    if (n > (size_t)(s->n_ctx - past))
         return pl_fail(POCKETLLM_ERR_CONTEXT_FULL, "%zu tokens do not fit the context: %lld of %lld positions are used",
-                       n, (long long)s->n_past, (long long)s->n_ctx);
+                       n, (long long)past, (long long)s->n_ctx);
     const int64_t n_vocab = s->m->dims.n_vocab;
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= n_vocab)
@@ -177,13 +178,13 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
     pl_compute *c = s->c;
     for (int64_t done = 0; done < (int64_t)n;) {
         const int64_t k = (int64_t)n - done < s->n_batch ? (int64_t)n - done : s->n_batch;
-        for (int64_t i = 0; i < k; i++) s->pos[i] = (int32_t)(s->n_past + done + i);
+        for (int64_t i = 0; i < k; i++) s->pos[i] = (int32_t)(past + done + i);
         pl_forward f = {
             .c = c,
             .ids = ids + done,
             .pos = s->pos,
             .n_tok = k,
-            .pos0 = s->n_past + done,
+            .pos0 = past + done,
             .kv_type = s->kv->type,
             .k_cache = s->kv->k,
             .v_cache = s->kv->v,
@@ -197,11 +198,10 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
          * graph that always ends the same way */
         c->status = POCKETLLM_OK;
         s->m->arch->forward(s->m, &f);
-        if (c->status) return c->status; /* the rows it wrote past n_past are never read */
+        if (c->status) return c->status; /* the rows it wrote past the filled positions are never read */
         done += k;
     }
-    s->n_past += (int64_t)n;
-    s->seq_past[0] = s->n_past;
+    s->seq_past[0] += (int64_t)n;
     s->logits_rows = all_logits ? (int64_t)n : 1;
     s->batch_n = 0;
     return POCKETLLM_OK;
@@ -214,13 +214,12 @@ const float *pocketllm_session_logits(const pocketllm_session *s, int32_t i) {
     return s->logits + (size_t)i * (size_t)s->m->dims.n_vocab;
 }
 
-uint32_t pocketllm_session_n_past(const pocketllm_session *s) { return s ? (uint32_t)s->n_past : 0; }
+uint32_t pocketllm_session_n_past(const pocketllm_session *s) { return s ? (uint32_t)s->seq_past[0] : 0; }
 
 uint32_t pocketllm_session_n_ctx(const pocketllm_session *s) { return s ? (uint32_t)s->n_ctx : 0; }
 
 void pocketllm_session_reset(pocketllm_session *s) {
     if (!s) return;
-    s->n_past = 0;
     for (uint32_t k = 0; k < s->n_seq; k++) s->seq_past[k] = 0;
     s->logits_rows = 0;
     s->batch_n = 0;
@@ -260,7 +259,6 @@ pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t s
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session: no sequence %u", s ? seq : 0);
     /* the rows past n_past are simply overwritten later */
     if ((int64_t)n_past < s->seq_past[seq]) s->seq_past[seq] = n_past;
-    if (seq == 0) s->n_past = s->seq_past[0];
     s->logits_rows = 0;
     s->batch_n = 0;
     return POCKETLLM_OK;
@@ -352,7 +350,6 @@ pocketllm_status pocketllm_session_eval_batch(pocketllm_session *s, const pocket
         s->seq_past[q] += s->seq_add[q];
         s->seq_add[q] = 0;
     }
-    s->n_past = s->seq_past[0];
     s->batch_n = n;
     return POCKETLLM_OK;
 }
