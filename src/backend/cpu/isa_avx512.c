@@ -130,14 +130,48 @@ PL_AVX512 static void v_axpy_f16(float a, const uint16_t *x, float *y, int64_t n
     }
 }
 
+/* How many rows ahead the row kernels prefetch: the rows of one head sit
+ * a cache row apart (kv_dim elements), a stride the hardware prefetchers
+ * follow poorly, and attention has nothing else to overlap the misses. */
+#define PL_ROW_PREFETCH 8
+
+/* prefetch the 64-byte lines of `bytes` bytes at p */
+PL_AVX512 static inline void prefetch_row(const void *p, int64_t bytes) {
+    for (int64_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)p + o, _MM_HINT_T0);
+}
+
+/* axpy_rows_f16 on nv whole vectors (a compile-time count where inlined):
+ * the accumulators stay in registers */
+PL_AVX512 __attribute__((always_inline)) static inline void axpy_rows_f16_full(const float *a, const uint16_t *x, int64_t stride,
+                                                                           int64_t n_rows, float *y, const int nv) {
+    __m512 acc[8];
+    for (int v = 0; v < nv; v++) acc[v] = _mm512_loadu_ps(y + 16 * v);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const uint16_t *xr = x + r * stride;
+        prefetch_row(xr + PL_ROW_PREFETCH * stride, 32 * nv);
+        const __m512 va = _mm512_set1_ps(a[r]);
+        for (int v = 0; v < nv; v++)
+            acc[v] = _mm512_fmadd_ps(va, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(xr + 16 * v))), acc[v]);
+    }
+    for (int v = 0; v < nv; v++) _mm512_storeu_ps(y + 16 * v, acc[v]);
+}
+
 /* axpy_f16 over many rows: 128 columns of y at a time live in eight
  * registers while every row is added (one fma per element per row, rows in
  * order, as axpy_f16 does), so y is loaded and stored once per column
  * block instead of once per row -- attention's weighted sum of V rows. */
 PL_AVX512 static void v_axpy_rows_f16(const float *a, const uint16_t *x, int64_t stride, int64_t n_rows, float *y,
                                       int64_t n) {
+    if (n == 128) { /* the common head size, with a fixed register count */
+        axpy_rows_f16_full(a, x, stride, n_rows, y, 8);
+        return;
+    }
     for (int64_t c0 = 0; c0 < n; c0 += 128) {
         const int64_t nc = n - c0 < 128 ? n - c0 : 128, nv = (nc + 15) / 16;
+        if (nc == 128) {
+            axpy_rows_f16_full(a, x + c0, stride, n_rows, y + c0, 8);
+            continue;
+        }
         __m512 acc[8];
         __mmask16 m[8];
         for (int64_t v = 0; v < nv; v++) {
@@ -147,6 +181,7 @@ PL_AVX512 static void v_axpy_rows_f16(const float *a, const uint16_t *x, int64_t
         for (int64_t r = 0; r < n_rows; r++) {
             const __m512 va = _mm512_set1_ps(a[r]);
             const uint16_t *xr = x + r * stride + c0;
+            prefetch_row(xr + PL_ROW_PREFETCH * stride, 2 * nc);
             for (int64_t v = 0; v < nv; v++) acc[v] = _mm512_fmadd_ps(va, load_f16(xr + 16 * v, m[v]), acc[v]);
         }
         for (int64_t v = 0; v < nv; v++) _mm512_mask_storeu_ps(y + c0 + 16 * v, m[v], acc[v]);
@@ -163,6 +198,7 @@ PL_AVX512 static void v_dot_rows_f16(const uint16_t *x, int64_t stride, int64_t 
     for (int64_t i = 0; i < n; i += 16) qv[i / 16] = load_f16(q + i, tail_mask(n - i));
     for (int64_t r = 0; r < n_rows; r++) {
         const uint16_t *xr = x + r * stride;
+        prefetch_row(xr + PL_ROW_PREFETCH * stride, 2 * n);
         __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
         int64_t i = 0;
         for (; i + 64 <= n; i += 64) {
