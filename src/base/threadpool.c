@@ -25,6 +25,12 @@
  * come microseconds apart; between requests the pool sleeps. */
 #define PL_POOL_SPIN_NS 200000ull
 
+/* Spinning yields the core once per this many pauses (a power of two):
+ * often enough that an oversubscribed thread hands its core to the one
+ * doing the work within microseconds, rarely enough that the system calls
+ * do not cost the common case (one thread per core) several percent. */
+#define PL_POOL_YIELD_EVERY 512u
+
 struct pl_pool;
 
 typedef struct pl_worker {
@@ -79,7 +85,7 @@ static uint32_t wait_for_job(pl_pool *p, uint32_t seen) {
         uint32_t g = word_gen(atomic_load_explicit(&p->claim, memory_order_acquire));
         if (g != seen || atomic_load_explicit(&p->quit, memory_order_relaxed)) return g;
         cpu_relax();
-        if ((i & 63) == 63) {
+        if ((i & (PL_POOL_YIELD_EVERY - 1)) == PL_POOL_YIELD_EVERY - 1) {
             uint64_t now = pl_now_ns();
             if (!start) start = now;
             else if (now - start > PL_POOL_SPIN_NS) break;
@@ -181,7 +187,7 @@ void pl_pool_run_chunks(pl_pool *p, pl_pool_chunk_fn fn, void *ctx, int n_chunks
     /* only chunks already claimed by running workers remain */
     for (unsigned i = 0; atomic_load_explicit(&p->done, memory_order_acquire) != n_chunks; i++) {
         cpu_relax();
-        if ((i & 63) == 63) sched_yield();
+        if ((i & (PL_POOL_YIELD_EVERY - 1)) == PL_POOL_YIELD_EVERY - 1) sched_yield();
     }
 }
 

@@ -29,9 +29,10 @@ const char cmd_bench_usage[] =
     "prefill of 32 tokens and 2 decodes) each repetition starts from an empty cache; the median\n"
     "of the repetitions is reported with their spread.\n\n"
     "Also reported: the read bandwidth of this host (measured by reading the model's weights\n"
-    "with the same threads), the bytes of weights one decode step reads, the decode speed that\n"
-    "bandwidth allows and the fraction of it tg reaches; and the peak resident memory of the\n"
-    "process against the bound file + KV cache + 64 MiB.\n\n"
+    "with the same threads, right after each repetition), the bytes of weights one decode step\n"
+    "reads, the decode speed that bandwidth allows and the fraction of it tg reaches (each\n"
+    "repetition's tg against its own bandwidth, the median reported); and the peak resident\n"
+    "memory of the process against the bound file + KV cache + 64 MiB.\n\n"
     "  --model M, -m M     the model\n"
     "  --synth SHAPE:TYPE  benchmark a random-weight model instead: a `pocketllm synth` shape\n"
     "                      (qwen3-0.6b, ...) and f32|f16|bf16 or a quantize TYPE (Q4_K_M, q8_0,\n"
@@ -46,7 +47,8 @@ const char cmd_bench_usage[] =
     "  --json              print one JSON object: pp_tokens_per_s, tg_tokens_per_s (medians),\n"
     "                      *_runs (every repetition), peak_rss_bytes, rss_bound_bytes,\n"
     "                      read_bandwidth_bytes_per_s, weight_bytes_per_token,\n"
-    "                      decode_bound_tokens_per_s, decode_bandwidth_fraction, ...\n"
+    "                      read_bandwidth_runs, decode_bound_tokens_per_s,\n"
+    "                      decode_bandwidth_fraction (+ _min, _max), ...\n"
     "  --quiet             no progress on stderr\n";
 
 #define MIB (1024.0 * 1024.0)
@@ -239,6 +241,7 @@ int cmd_bench(int argc, char **argv) {
     pocketllm_session *s = NULL;
     int32_t *ids = NULL;
     double *pp = calloc((size_t)c.reps, sizeof *pp), *tg = calloc((size_t)c.reps, sizeof *tg);
+    double *bws = calloc((size_t)c.reps, sizeof *bws), *fracs = calloc((size_t)c.reps, sizeof *fracs);
     pocketllm_bench_info info;
     if ((st = pocketllm_bench_model_info(m, c.kv, &info))) goto lib_fail;
     pocketllm_session_params sp = pocketllm_session_default_params();
@@ -249,7 +252,7 @@ int cmd_bench(int argc, char **argv) {
     if ((st = pocketllm_session_new(m, &sp, &s))) goto lib_fail;
     const int32_t n_vocab = pocketllm_session_n_vocab(s);
     ids = malloc(sizeof *ids * (size_t)(n_ctx + 64));
-    if (!pp || !tg || !ids || n_vocab < 1) {
+    if (!pp || !tg || !bws || !fracs || !ids || n_vocab < 1) {
         rc = cli_error(cmd, "out of memory");
         goto done;
     }
@@ -260,20 +263,26 @@ int cmd_bench(int argc, char **argv) {
     if ((st = pocketllm_session_eval(s, ids, (size_t)w, 0))) goto lib_fail;
     for (int64_t k = 0; k < n_warm; k++)
         if ((st = pocketllm_session_eval(s, ids + w + k, 1, 0))) goto lib_fail;
+    /* the read bandwidth is measured right after each repetition and each
+     * tg is held against its own: on a shared host both move together,
+     * and a bound taken at another moment would flatter or wrong the rate */
     for (int r = 0; r < c.reps; r++) {
         if ((st = run_once(s, ids, &c, &pp[r], &tg[r]))) goto lib_fail;
+        if ((st = pocketllm_bench_read_bandwidth(m, c.threads, &bws[r]))) goto lib_fail;
+        fracs[r] = info.weight_bytes_per_token && bws[r] > 0 ? tg[r] * (double)info.weight_bytes_per_token / bws[r] : 0;
         if (!quiet)
-            fprintf(stderr, "bench: rep %d/%lld: pp %.2f tok/s, tg %.2f tok/s\n", r + 1, (long long)c.reps, pp[r], tg[r]);
+            fprintf(stderr, "bench: rep %d/%lld: pp %.2f tok/s, tg %.2f tok/s, read bandwidth %.2f GB/s\n", r + 1,
+                    (long long)c.reps, pp[r], tg[r], bws[r] * 1e-9);
     }
-    double bw = 0;
-    if ((st = pocketllm_bench_read_bandwidth(m, c.threads, &bw))) goto lib_fail;
 
     const stats sp_pp = summarize(pp, (int)c.reps), sp_tg = summarize(tg, (int)c.reps);
+    const stats s_bw = summarize(bws, (int)c.reps), s_frac = summarize(fracs, (int)c.reps);
+    const double bw = s_bw.median;
     const uint64_t rss = peak_rss();
     const uint64_t kv_bytes = info.kv_bytes_per_position * (uint64_t)n_ctx;
     const uint64_t bound = info.file_bytes + kv_bytes + (uint64_t)(64 * MIB);
     const double tok_bound = info.weight_bytes_per_token ? bw / (double)info.weight_bytes_per_token : 0;
-    const double frac = c.n > 0 && tok_bound > 0 ? sp_tg.median / tok_bound : 0;
+    const double frac = c.n > 0 ? s_frac.median : 0;
     int threads = c.threads;
     if (!threads) {
         pocketllm_cpu_info ci;
@@ -304,7 +313,12 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "read_bandwidth_bytes_per_s", bw);
         cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)info.weight_bytes_per_token);
         cJSON_AddNumberToObject(o, "decode_bound_tokens_per_s", tok_bound);
-        if (c.n > 0) cJSON_AddNumberToObject(o, "decode_bandwidth_fraction", frac);
+        if (c.n > 0) {
+            cJSON_AddNumberToObject(o, "decode_bandwidth_fraction", frac);
+            cJSON_AddNumberToObject(o, "decode_bandwidth_fraction_min", s_frac.min);
+            cJSON_AddNumberToObject(o, "decode_bandwidth_fraction_max", s_frac.max);
+        }
+        cJSON_AddItemToObject(o, "read_bandwidth_runs", json_runs(bws, (int)c.reps));
         cJSON_AddNumberToObject(o, "peak_rss_bytes", (double)rss);
         cJSON_AddNumberToObject(o, "file_bytes", (double)info.file_bytes);
         cJSON_AddNumberToObject(o, "kv_bytes", (double)kv_bytes);
@@ -325,10 +339,11 @@ int cmd_bench(int argc, char **argv) {
         if (c.n > 0)
             printf("tg%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c.n, sp_tg.median,
                    sp_tg.min, sp_tg.max, (long long)c.d);
-        printf("bandwidth %10.2f GB/s read (the weights, %d threads)\n", bw * 1e-9, threads);
+        printf("bandwidth %10.2f GB/s read (the weights, %d threads; median; spread %.2f .. %.2f)\n", bw * 1e-9, threads,
+               s_bw.min * 1e-9, s_bw.max * 1e-9);
         printf("decode    %s of weights per token: at most %.2f tok/s at that bandwidth", cli_fmt_bytes(info.weight_bytes_per_token, b1, sizeof b1),
                tok_bound);
-        if (c.n > 0) printf("; tg reaches %.2f of it", frac);
+        if (c.n > 0) printf("; tg reaches %.2f of it (median of each rep against its own bandwidth; %.2f .. %.2f)", frac, s_frac.min, s_frac.max);
         printf("\n");
         printf("peak RSS  %s; bound file %s + KV %s + 64 MiB = %s: %s%s\n", cli_fmt_bytes(rss, b1, sizeof b1),
                cli_fmt_bytes(info.file_bytes, b2, sizeof b2), cli_fmt_bytes(kv_bytes, b3, sizeof b3),
@@ -342,6 +357,8 @@ lib_fail:
 done:
     free(pp);
     free(tg);
+    free(bws);
+    free(fracs);
     free(ids);
     pocketllm_session_free(s);
     pocketllm_model_close(m);

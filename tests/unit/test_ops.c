@@ -173,8 +173,10 @@ static void test_attention(void) {
                     CHECK_MSG(worst(y, r, all, tol, tol) <= 1, "%s/%d attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld",
                               v->isa, v->nt, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
                               (long long)n_tok, (long long)pos0);
+                    /* one flipped weight moves one head's hd values: allow
+                     * that much in the small shapes, 2% in the others */
                     const double off = share_off(y, r, all, 1e-5, 1e-5);
-                    CHECK_MSG(off <= 0.02, "%s/%d attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld: %.1f%% of the values off",
+                    CHECK_MSG(off <= 0.02 || off * (double)all <= (double)hd, "%s/%d attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld: %.1f%% of the values off",
                               v->isa, v->nt, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
                               (long long)n_tok, (long long)pos0, off * 100);
                 }
@@ -352,6 +354,28 @@ static void test_dot_rows(const pl_cpu_isa *isa) {
     }
 }
 
+/* scale_round_f16, where a table has it, gives bit for bit the scalar
+ * f16 round trip, over values that land in f16's normal, subnormal,
+ * underflow and overflow ranges, for lengths around the vector width. */
+static void test_scale_round(const pl_cpu_isa *isa) {
+    if (!isa->scale_round_f16) return;
+    static const int64_t lens[] = {0, 1, 15, 16, 17, 100};
+    static const float scales[] = {1.0f, 0.37f, 1e-4f, 3e-8f, 7e4f};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t si = 0; si < sizeof scales / sizeof *scales; si++) {
+            const int64_t n = lens[li];
+            float *x = rnd(n + 1, -1.f, 1.f), *y = malloc((size_t)(n + 1) * sizeof *y);
+            for (int64_t i = 0; i < n; i += 3) x[i] *= 1e-3f; /* mixed magnitudes within one call */
+            isa->scale_round_f16(x, scales[si], y, n);
+            for (int64_t i = 0; i < n; i++) {
+                const float want = pl_f16_to_f32(pl_f32_to_f16(x[i] * scales[si]));
+                CHECK_MSG(same_bits(&want, &y[i], sizeof want), "%s scale_round_f16 n=%lld s=%g: %g at %lld, want %g",
+                          isa->name, (long long)n, scales[si], y[i], (long long)i, want);
+            }
+            free(x), free(y);
+        }
+}
+
 int main(void) {
     pl_rng_seed(&rng, 20261130);
     const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512()};
@@ -364,11 +388,13 @@ int main(void) {
     }
     CHECK(n_insts >= 2);
     for (size_t i = 0; i < 3; i++)
-        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]);
+        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]);
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->axpy_rows_f16,
               "the AVX-512 table lost axpy_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows_f16,
               "the AVX-512 table lost dot_rows_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->scale_round_f16,
+              "the AVX-512 table lost scale_round_f16");
     test_elementwise();
     test_rope();
     test_attention();

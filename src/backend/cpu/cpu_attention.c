@@ -121,7 +121,11 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
         memset(out, 0, (size_t)hd * sizeof(float));
         if (f16) {
             const uint16_t *vc = (const uint16_t *)j->v + kvh * hd;
-            for (int64_t p = 0; p < n_kv; p++) w[p] = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
+            if (isa->scale_round_f16) {
+                isa->scale_round_f16(w, inv, w, n_kv);
+            } else {
+                for (int64_t p = 0; p < n_kv; p++) w[p] = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
+            }
             if (isa->axpy_rows_f16) {
                 isa->axpy_rows_f16(w, vc, kv_dim, n_kv, out, hd);
             } else {

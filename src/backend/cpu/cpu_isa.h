@@ -36,6 +36,11 @@ typedef struct pl_cpu_isa {
      * quant module's tier of the same ISA, with q converted once instead of
      * once per row -- attention's scores.  NULL in a table that has none. */
     void (*dot_rows_f16)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n, float *y);
+    /* y = f16(x * s) as f32, rounded to nearest even: bit for bit
+     * pl_f16_to_f32(pl_f32_to_f16(x[i] * s)) for finite x (attention's
+     * softmax weights before they weight f16 V rows).  NULL in a table
+     * that has none: callers use the scalar form. */
+    void (*scale_round_f16)(const float *x, float s, float *y, int64_t n);
 } pl_cpu_isa;
 
 const pl_cpu_isa *pl_cpu_isa_generic(void);

@@ -133,7 +133,7 @@ PL_AVX512 static void v_axpy_f16(float a, const uint16_t *x, float *y, int64_t n
 /* How many rows ahead the row kernels prefetch: the rows of one head sit
  * a cache row apart (kv_dim elements), a stride the hardware prefetchers
  * follow poorly, and attention has nothing else to overlap the misses. */
-#define PL_ROW_PREFETCH 8
+#define PL_ROW_PREFETCH 24
 
 /* prefetch the 64-byte lines of `bytes` bytes at p */
 PL_AVX512 static inline void prefetch_row(const void *p, int64_t bytes) {
@@ -188,12 +188,38 @@ PL_AVX512 static void v_axpy_rows_f16(const float *a, const uint16_t *x, int64_t
     }
 }
 
+/* dot_rows_f16 for n = 128, the common head size: q in eight registers,
+ * the same four accumulators and final sum as the general loop below
+ * (two 64-element steps, no 16-element step, no tail). */
+PL_AVX512 static void dot_rows_f16_128(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, float *y) {
+    const __m512 q0 = load_f16(q, 0xffff), q1 = load_f16(q + 16, 0xffff), q2 = load_f16(q + 32, 0xffff),
+                 q3 = load_f16(q + 48, 0xffff), q4 = load_f16(q + 64, 0xffff), q5 = load_f16(q + 80, 0xffff),
+                 q6 = load_f16(q + 96, 0xffff), q7 = load_f16(q + 112, 0xffff);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const uint16_t *xr = x + r * stride;
+        prefetch_row(xr + PL_ROW_PREFETCH * stride, 256);
+        __m512 s0 = _mm512_fmadd_ps(load_f16(xr, 0xffff), q0, _mm512_setzero_ps());
+        __m512 s1 = _mm512_fmadd_ps(load_f16(xr + 16, 0xffff), q1, _mm512_setzero_ps());
+        __m512 s2 = _mm512_fmadd_ps(load_f16(xr + 32, 0xffff), q2, _mm512_setzero_ps());
+        __m512 s3 = _mm512_fmadd_ps(load_f16(xr + 48, 0xffff), q3, _mm512_setzero_ps());
+        s0 = _mm512_fmadd_ps(load_f16(xr + 64, 0xffff), q4, s0);
+        s1 = _mm512_fmadd_ps(load_f16(xr + 80, 0xffff), q5, s1);
+        s2 = _mm512_fmadd_ps(load_f16(xr + 96, 0xffff), q6, s2);
+        s3 = _mm512_fmadd_ps(load_f16(xr + 112, 0xffff), q7, s3);
+        y[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    }
+}
+
 /* The f16 vec_dot of quant/kernels_avx512.c (the same four accumulators
  * over 64-element steps, 16-element steps into the first, the masked tail
  * into the second, the same final sum), row after row against one q held
  * in f32 registers. */
 PL_AVX512 static void v_dot_rows_f16(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n,
                                      float *y) {
+    if (n == 128) {
+        dot_rows_f16_128(x, stride, n_rows, q, y);
+        return;
+    }
     __m512 qv[PL_MAX_HEAD_DIM / 16];
     for (int64_t i = 0; i < n; i += 16) qv[i / 16] = load_f16(q + i, tail_mask(n - i));
     for (int64_t r = 0; r < n_rows; r++) {
@@ -213,6 +239,17 @@ PL_AVX512 static void v_dot_rows_f16(const uint16_t *x, int64_t stride, int64_t 
     }
 }
 
+/* y = x * s rounded to f16 and back (F16C rounds to nearest even, as
+ * pl_f32_to_f16 does) */
+PL_AVX512 static void v_scale_round_f16(const float *x, float s, float *y, int64_t n) {
+    const __m512 vs = _mm512_set1_ps(s);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m256i h = _mm512_cvtps_ph(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vs), _MM_FROUND_TO_NEAREST_INT);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_cvtph_ps(h));
+    }
+}
+
 static const pl_cpu_isa avx512 = {
     .name = "avx512",
     .sum_sq = v_sum_sq,
@@ -226,6 +263,7 @@ static const pl_cpu_isa avx512 = {
     .axpy_f16 = v_axpy_f16,
     .axpy_rows_f16 = v_axpy_rows_f16,
     .dot_rows_f16 = v_dot_rows_f16,
+    .scale_round_f16 = v_scale_round_f16,
 };
 
 const pl_cpu_isa *pl_cpu_isa_avx512(void) { return &avx512; }
