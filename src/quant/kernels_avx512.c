@@ -315,20 +315,26 @@ static inline __m512i kq_fold(__m512i sumi, __m256i hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(s), hi, 1);
 }
 
-/* The 12 packed 6-bit scale/min bytes of a q4_K/q5_K block as 16 words
- * (scales 0-7, mins 8-15), unpacked in vector registers: bytes 0-3 hold
- * scales 0-3 (+ bits 4-5 of scales 4-7 on top), bytes 4-7 mins 0-3 (+ of
- * mins 4-7), bytes 8-11 the low 4 bits of scales 4-7 and of mins 4-7.
- * Reads 16 bytes: the 4 after the scales are the block's own qs. */
-static inline __m256i q45k_scales_mins_512(const uint8_t *packed) {
-    const __m128i b = _mm_loadu_si128((const __m128i *)packed);
-    const __m128i a = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-    const __m128i top = _mm_and_si128(_mm_srli_epi16(_mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7)), 2),
-                                      _mm_set1_epi8(0x30));
-    const __m128i lo6 = _mm_and_si128(a, _mm_set1_epi8(0x3f));
-    const __m128i nib = _mm_and_si128(_mm_mask_blend_epi8(0xf000, a, _mm_srli_epi16(a, 4)), _mm_set1_epi8(0x0f));
-    return _mm256_cvtepu8_epi16(_mm_mask_blend_epi8(0xf0f0, lo6, _mm_or_si128(nib, top)));
+/* The 8 scales and the 8 mins of a q4_K/q5_K block as bytes (the first in
+ * the low byte), unpacked by scalar arithmetic on the three 32-bit words of
+ * the packed bytes: the integer units are idle in these kernels while the
+ * vector ones are the bottleneck. */
+static inline void q45k_scales_mins_gpr(const uint8_t *packed, uint64_t *scales, uint64_t *mins) {
+    uint32_t u0, u1, u2;
+    memcpy(&u0, packed, 4);
+    memcpy(&u1, packed + 4, 4);
+    memcpy(&u2, packed + 8, 4);
+    const uint32_t low6 = 0x3f3f3f3fu, low4 = 0x0f0f0f0fu, top2 = 0x03030303u;
+    *scales = (uint64_t)(u0 & low6) | (uint64_t)((u2 & low4) | ((u0 >> 6) & top2) << 4) << 32;
+    *mins = (uint64_t)(u1 & low6) | (uint64_t)(((u2 >> 4) & low4) | ((u1 >> 6) & top2) << 4) << 32;
 }
+
+/* byte shuffles that widen the broadcast scale/min bytes to words: word
+ * scale 2k across the low 256 bits and 2k + 1 across the high ones (k = 0..3),
+ * and min j/2 at word j (j = 0..15) */
+#define PL_W2(b) (b), -128
+#define PL_W8(b) PL_W2(b), PL_W2(b), PL_W2(b), PL_W2(b), PL_W2(b), PL_W2(b), PL_W2(b), PL_W2(b)
+#define PL_SV_IDX(k) _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_epi8(PL_W8(2 * k), PL_W8(2 * k))), _mm256_setr_epi8(PL_W8(2 * k + 1), PL_W8(2 * k + 1)), 1)
 
 /* q4_K and q5_K over 512 bits, one weight row against nc activation
  * columns (nc = 1 is vec_dot; see dots_x86.h for the rule).  Chunk k of 32
@@ -344,15 +350,18 @@ PL_ALWAYS_INLINE void q45_K_512_cols(int64_t n, const uint8_t *blocks, size_t by
                                      size_t as, float *out, size_t os, const int nc) {
     const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
     const __m512i nib_shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-    /* word j of the 16 scale/min words to words 2j and 2j+1 (mins 8-15) */
-    const __m256i dup_mins = _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12,
-                                              13, 12, 13, 14, 15, 14, 15);
+    const __m256i dup_mins = _mm256_setr_epi8(PL_W2(0), PL_W2(0), PL_W2(1), PL_W2(1), PL_W2(2), PL_W2(2), PL_W2(3), PL_W2(3),
+                                              PL_W2(4), PL_W2(4), PL_W2(5), PL_W2(5), PL_W2(6), PL_W2(6), PL_W2(7), PL_W2(7));
+    const __m512i sv_idx[4] = {PL_SV_IDX(0), PL_SV_IDX(1), PL_SV_IDX(2), PL_SV_IDX(3)};
+    const __m512i dm_spread = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
     __m512 acc[PL_Q45_COLS];
     for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
         const uint8_t *blk = blocks + (size_t)i * bytes;
-        const __m256i sm = q45k_scales_mins_512(blk + 4); /* scales 0-7, mins 8-15 (words) */
-        const __m256i mins2 = _mm256_shuffle_epi8(_mm256_permute2x128_si256(sm, sm, 0x11), dup_mins);
+        uint64_t scales, mins;
+        q45k_scales_mins_gpr(blk + 4, &scales, &mins);
+        const __m512i scb = _mm512_set1_epi64((long long)scales);
+        const __m256i mins2 = _mm256_shuffle_epi8(_mm256_set1_epi64x((long long)mins), dup_mins);
         __m512i wv[4], sv[4];
         for (int k = 0; k < 4; k++) {
             const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + qs_off + 32 * k)));
@@ -364,16 +373,13 @@ PL_ALWAYS_INLINE void q45_K_512_cols(int64_t n, const uint8_t *blocks, size_t by
                                                        _mm256_set1_epi16((short)(2 * k + 1)), 1);
                 wv[k] = _mm512_or_si512(wv[k], _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(hb, cnt), 4), b4));
             }
-            const __m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(2 * k))),
-                                                   _mm256_set1_epi16((short)(2 * k + 1)), 1);
-            sv[k] = _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(sm));
+            sv[k] = _mm512_shuffle_epi8(scb, sv_idx[k]);
         }
-        uint16_t dh, mh;
-        memcpy(&dh, blk, 2);
-        memcpy(&mh, blk + 2, 2);
-        /* lanes 0-7 d, 8-15 dmin */
-        const __m512 xdm = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(pl_f16_load(dh))),
-                                                               _mm256_castps_pd(_mm256_set1_ps(pl_f16_load(mh))), 1));
+        /* lanes 0-7 d, 8-15 dmin: the two f16 at the block's start,
+         * converted together and spread */
+        uint32_t dmh;
+        memcpy(&dmh, blk, 4);
+        const __m512 xdm = _mm512_permutexvar_ps(dm_spread, _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128((int)dmh))));
         for (int c = 0; c < nc; c++) {
             const pl_block_q8_K *y = PL_COL(a, as, c);
             __m512i sumi = _mm512_setzero_si512();
@@ -423,6 +429,14 @@ PL_ALWAYS_INLINE void q6_K_512_cols(int64_t n, const void *w, const void *a, siz
     /* bit pair 2j of each byte to bits 4-5: j = 0, 1 left by 4, 2; j = 2, 3 right by 0, 2 */
     const __m512i sh_p0 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
     const __m512i sh_p1 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    /* within a 128-bit lane of 8 words: lane q takes word 4j + q (j = 0, 1) */
+#define PL_WORD(w) 2 * (w), 2 * (w) + 1
+#define PL_WORD8(w) PL_WORD(w), PL_WORD(w), PL_WORD(w), PL_WORD(w), PL_WORD(w), PL_WORD(w), PL_WORD(w), PL_WORD(w)
+    const __m512i sv_pick[2] = {
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_epi8(PL_WORD8(0), PL_WORD8(1))), _mm256_setr_epi8(PL_WORD8(2), PL_WORD8(3)), 1),
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_epi8(PL_WORD8(4), PL_WORD8(5))), _mm256_setr_epi8(PL_WORD8(6), PL_WORD8(7)), 1)};
+#undef PL_WORD8
+#undef PL_WORD
     __m512 acc[PL_Q6_COLS];
     for (int c = 0; c < nc; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / 256; i++) {
@@ -435,12 +449,12 @@ PL_ALWAYS_INLINE void q6_K_512_cols(int64_t n, const void *w, const void *a, siz
             wv[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
                                             _mm512_and_si512(_mm512_srlv_epi16(qh, sh_p1), m30));
         }
-        for (int k = 0; k < 4; k++) {
-            const __m512i idx = _mm512_inserti64x4(
-                _mm512_castsi256_si512(_mm256_inserti128_si256(_mm256_set1_epi16((short)(4 * k)), _mm_set1_epi16((short)(4 * k + 1)), 1)),
-                _mm256_inserti128_si256(_mm256_set1_epi16((short)(4 * k + 2)), _mm_set1_epi16((short)(4 * k + 3)), 1), 1);
-            sv[k] = _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(sc16));
-        }
+        /* scale words 4k .. 4k+3 (in 128-bit half k/2 of sc16) each across one
+         * 128-bit lane: that half copied to every lane, then one word picked
+         * per lane (a cheaper pair of shuffles than one 16-bit permute) */
+        const __m512i sc_lo = _mm512_shuffle_i64x2(_mm512_castsi256_si512(sc16), _mm512_castsi256_si512(sc16), 0x00);
+        const __m512i sc_hi = _mm512_shuffle_i64x2(_mm512_castsi256_si512(sc16), _mm512_castsi256_si512(sc16), 0x55);
+        for (int k = 0; k < 4; k++) sv[k] = _mm512_shuffle_epi8(k < 2 ? sc_lo : sc_hi, sv_pick[k & 1]);
         const __m512 xd = _mm512_set1_ps(pl_f16_load(x[i].d));
         for (int c = 0; c < nc; c++) {
             const pl_block_q8_K *y = PL_COL(a, as, c);
