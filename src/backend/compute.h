@@ -42,6 +42,12 @@ typedef struct pl_compute_ops {
 
     void (*get_rows)(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y);
     void (*mul_mat)(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);
+    /* y[i] = w[i] x for n_w weights of the same n_in sharing one input (q,
+     * k, v; gate, up): one conversion of x and one parallel job where a
+     * backend can, each result bit for bit its mul_mat.  NULL: mul_mat per
+     * weight. */
+    void (*mul_mat_multi)(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
+                          float *const *y);
     void (*rms_norm)(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps);
     void (*add)(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
     void (*mul)(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
@@ -87,6 +93,22 @@ static inline void pl_mul_mat(pl_compute *c, const pl_weight *w, const float *x,
         if (c->status) return;
     }
     c->ops->mul_mat(c, w, x, n_tok, y);
+}
+/* Most weights one pl_mul_mat_multi takes. */
+#define PL_MUL_MAT_MULTI_MAX 4
+static inline void pl_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
+                                    float *const *y) {
+    if (c->status) return;
+    if (c->observe_mul_mat)
+        for (int i = 0; i < n_w; i++) {
+            c->observe_mul_mat(c->observe_user, c, w[i], x, n_tok);
+            if (c->status) return;
+        }
+    if (c->ops->mul_mat_multi && n_w > 1 && n_w <= PL_MUL_MAT_MULTI_MAX) {
+        c->ops->mul_mat_multi(c, n_w, w, x, n_tok, y);
+        return;
+    }
+    for (int i = 0; i < n_w && !c->status; i++) c->ops->mul_mat(c, w[i], x, n_tok, y[i]);
 }
 static inline void pl_rms_norm(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n,
                                float eps) {

@@ -61,6 +61,15 @@ static void linear(pl_compute *c, const pl_weight *w, const float *b, const floa
     if (b) pl_add(c, y, b, y, n, w->n_out, 1);
 }
 
+/* linear() for n_w weights over the same x (q, k, v; gate, up), in one
+ * parallel job where the backend can */
+static void linear_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *const *b, const float *x,
+                         int64_t n, float *const *y) {
+    pl_mul_mat_multi(c, n_w, w, x, n, y);
+    for (int i = 0; i < n_w; i++)
+        if (b[i]) pl_add(c, y[i], b[i], y[i], n, w[i]->n_out, 1);
+}
+
 /* Cache row `pos` of one layer's K or V cache. */
 static void *cache_row(void *cache, uint32_t kv_type, int64_t kv_dim, int64_t pos) {
     return (char *)cache + (size_t)pos * (size_t)kv_dim * (kv_type == PL_TYPE_F16 ? 2 : 4);
@@ -107,9 +116,12 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
     const int64_t n = f->n_tok, kv_dim = hp->n_head_kv * hp->head_dim;
 
     pl_rms_norm(c, a->x, ly->attn_norm, a->xb, n, hp->n_embd, hp->rms_eps);
-    linear(c, &ly->attn_q, ly->attn_q_bias, a->xb, n, a->q);
-    linear(c, &ly->attn_k, ly->attn_k_bias, a->xb, n, a->k);
-    linear(c, &ly->attn_v, ly->attn_v_bias, a->xb, n, a->v);
+    {
+        const pl_weight *w[3] = {&ly->attn_q, &ly->attn_k, &ly->attn_v};
+        float *const y[3] = {a->q, a->k, a->v};
+        const float *const b[3] = {ly->attn_q_bias, ly->attn_k_bias, ly->attn_v_bias};
+        linear_multi(c, 3, w, b, a->xb, n, y);
+    }
     if (ly->attn_q_norm) pl_rms_norm(c, a->q, ly->attn_q_norm, a->q, n * hp->n_head, hp->head_dim, hp->rms_eps);
     if (ly->attn_k_norm) pl_rms_norm(c, a->k, ly->attn_k_norm, a->k, n * hp->n_head_kv, hp->head_dim, hp->rms_eps);
     pl_rope(c, &L->rope, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
@@ -135,8 +147,12 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
 static void ffn_block(const pl_llama *L, const pl_llama_layer *ly, pl_compute *c, float *x, int64_t n, acts *a) {
     const pl_llama_hparams *hp = &L->hp;
     pl_rms_norm(c, x, ly->ffn_norm, a->xb, n, hp->n_embd, hp->rms_eps);
-    linear(c, &ly->ffn_gate, ly->ffn_gate_bias, a->xb, n, a->hb);
-    linear(c, &ly->ffn_up, ly->ffn_up_bias, a->xb, n, a->hb2);
+    {
+        const pl_weight *w[2] = {&ly->ffn_gate, &ly->ffn_up};
+        float *const y[2] = {a->hb, a->hb2};
+        const float *const b[2] = {ly->ffn_gate_bias, ly->ffn_up_bias};
+        linear_multi(c, 2, w, b, a->xb, n, y);
+    }
     pl_silu_mul(c, a->hb, a->hb2, a->hb, n * hp->n_ff);
     linear(c, &ly->ffn_down, ly->ffn_down_bias, a->hb, n, a->xb);
     pl_add(c, x, a->xb, x, n, hp->n_embd, n);

@@ -73,6 +73,44 @@ static void check_type(pl_compute *c, const char *isa, uint32_t type) {
     CHECK_MSG(bad == 0, "%s %s: %d batched products differ from the single-token ones", isa, pl_type_get(type)->name, bad);
 }
 
+/* mul_mat_multi: each weight's result bit for bit its own mul_mat, for
+ * mixes that share the activation conversion (q4_K with q6_K, like a
+ * Q4_K_M layer's q/k/v), that do not (q8_0 with q4_K: a different vec_dot
+ * type) and f32 weights, and row counts that split unevenly over the
+ * chunks. */
+static void check_multi(pl_compute *c, const char *isa) {
+    static const uint32_t mixes[][3] = {{PL_TYPE_Q4_K, PL_TYPE_Q4_K, PL_TYPE_Q6_K},
+                                        {PL_TYPE_Q8_0, PL_TYPE_Q4_K, PL_TYPE_Q8_0},
+                                        {PL_TYPE_F32, PL_TYPE_F32, PL_TYPE_F32}};
+    static const int64_t outs[3] = {37, 5, 19}, toks[] = {1, 5};
+    const int64_t n_in = 512;
+    CHECK_MSG(c->ops->mul_mat_multi != NULL, "%s: the CPU backend lost mul_mat_multi", isa);
+    if (!c->ops->mul_mat_multi) return;
+    for (size_t mi = 0; mi < sizeof mixes / sizeof mixes[0]; mi++)
+        for (size_t ti = 0; ti < sizeof toks / sizeof toks[0]; ti++) {
+            const int64_t n_tok = toks[ti];
+            void *keep[3];
+            pl_weight w[3];
+            float *y[3], *y1[3];
+            for (int i = 0; i < 3; i++) {
+                w[i] = make_weight(mixes[mi][i], n_in, outs[i], &keep[i]);
+                y[i] = rnd(n_tok * outs[i], 0, 0), y1[i] = rnd(n_tok * outs[i], 0, 0);
+            }
+            float *x = rnd(n_tok * n_in, -2, 2);
+            const pl_weight *wp[3] = {&w[0], &w[1], &w[2]};
+            c->ops->mul_mat_multi(c, 3, wp, x, n_tok, y);
+            CHECK(c->status == POCKETLLM_OK);
+            for (int i = 0; i < 3; i++) {
+                c->ops->mul_mat(c, &w[i], x, n_tok, y1[i]);
+                CHECK_MSG(!memcmp(y[i], y1[i], (size_t)(n_tok * outs[i]) * sizeof(float)),
+                          "%s mul_mat_multi %s: weight %d differs from its mul_mat (%lld tokens)", isa,
+                          pl_type_get(mixes[mi][i])->name, i, (long long)n_tok);
+                free(keep[i]), free(y[i]), free(y1[i]);
+            }
+            free(x);
+        }
+}
+
 int main(void) {
     pl_rng_seed(&rng, 20261130);
     const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512()};
@@ -90,6 +128,7 @@ int main(void) {
         CHECK(c && c->ops->reserve(c, &lim) == POCKETLLM_OK);
         if (!c) continue;
         for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) check_type(c, all[i]->name, types[k]);
+        check_multi(c, all[i]->name);
         c->ops->free(c);
         tested++;
     }

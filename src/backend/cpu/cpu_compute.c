@@ -242,6 +242,7 @@ static const pl_compute_ops cpu_ops = {
     .download = cpu_copy,
     .get_rows = pl_cpu_get_rows,
     .mul_mat = pl_cpu_mul_mat,
+    .mul_mat_multi = pl_cpu_mul_mat_multi,
     .rms_norm = cpu_rms_norm,
     .add = cpu_add,
     .mul = cpu_mul,

@@ -33,6 +33,8 @@ void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_chunk_fn fn, void *ctx, int64_t
 
 void pl_cpu_get_rows(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y);
 void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);
+void pl_cpu_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
+                          float *const *y);
 void pl_cpu_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
                  int64_t head_dim, const int32_t *pos);
 void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,

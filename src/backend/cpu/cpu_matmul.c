@@ -47,12 +47,10 @@ static void mm_convert(void *ctx, int chunk, int n_chunks, int thread) {
         j->act_fn(j->x + t * j->w->n_in, (uint8_t *)j->cc->act + (size_t)t * j->act_row, j->w->n_in);
 }
 
-static void mm_dots(void *ctx, int chunk, int n_chunks, int thread) {
-    mm_job *j = ctx;
-    const pl_weight *w = j->w;
-    const pl_quant_kernel_set *k = j->k;
-    long long lo, hi;
-    pl_pool_split(w->n_out, chunk, n_chunks, &lo, &hi);
+/* Rows lo .. hi-1 of w (kernels k) against the job's converted
+ * activations, into y ([n_tok][w->n_out]). */
+static void mm_rows(const mm_job *j, const pl_weight *w, const pl_quant_kernel_set *k, float *y_all, int64_t lo,
+                    int64_t hi) {
     /* tiles of tile_rows x tile_cols where they fit (identical bits to
      * vec_dot, see kernels.h), vec_dot for the rows and tokens left over */
     const int64_t tr = k->vec_dot_tile ? k->tile_rows : 0, tc = k->vec_dot_tile ? k->tile_cols : 0;
@@ -62,7 +60,7 @@ static void mm_dots(void *ctx, int chunk, int n_chunks, int thread) {
         const int64_t r_tiled = tr ? r0 + (r1 - r0) / tr * tr : r0;
         for (int64_t t = 0; t < t_tiled; t += tc) {
             const void *a = (const uint8_t *)j->act + (size_t)t * j->act_row;
-            float *y = j->y + t * w->n_out;
+            float *y = y_all + t * w->n_out;
             for (int64_t r = r0; r < r_tiled; r += tr)
                 k->vec_dot_tile(w->n_in, pl_weight_row(w, r), w->row_bytes, a, j->act_row, y + r, (size_t)w->n_out);
             for (int64_t c = 0; c < tc; c++)
@@ -71,9 +69,37 @@ static void mm_dots(void *ctx, int chunk, int n_chunks, int thread) {
         }
         for (int64_t t = t_tiled; t < j->n_tok; t++) {
             const void *a = (const uint8_t *)j->act + (size_t)t * j->act_row;
-            float *y = j->y + t * w->n_out;
+            float *y = y_all + t * w->n_out;
             for (int64_t r = r0; r < r1; r++) y[r] = k->vec_dot(w->n_in, pl_weight_row(w, r), a);
         }
+    }
+}
+
+static void mm_dots(void *ctx, int chunk, int n_chunks, int thread) {
+    mm_job *j = ctx;
+    long long lo, hi;
+    pl_pool_split(j->w->n_out, chunk, n_chunks, &lo, &hi);
+    mm_rows(j, j->w, j->k, j->y, lo, hi);
+}
+
+/* Several weights over one input: their rows laid end to end and split
+ * over the chunks as one matrix, so one job (one wait) serves them all. */
+typedef struct {
+    mm_job base; /* the shared activations; base.w is w[0] */
+    int n_w;
+    const pl_weight *const *w;
+    float *const *y;
+    const pl_quant_kernel_set *k[PL_MUL_MAT_MULTI_MAX];
+    int64_t rows; /* the sum of their n_out */
+} mm_multi_job;
+
+static void mm_multi_dots(void *ctx, int chunk, int n_chunks, int thread) {
+    mm_multi_job *j = ctx;
+    long long lo, hi;
+    pl_pool_split(j->rows, chunk, n_chunks, &lo, &hi);
+    for (int i = 0, off = 0; i < j->n_w && off < hi; off += (int)j->w[i]->n_out, i++) {
+        const int64_t a = lo > off ? lo - off : 0, b = hi - off < j->w[i]->n_out ? hi - off : j->w[i]->n_out;
+        if (a < b) mm_rows(&j->base, j->w[i], j->k[i], j->y[i], a, b);
     }
 }
 
@@ -104,6 +130,38 @@ void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n
         pl_cpu_parallel(cc, mm_convert, &j, n_tok * w->n_in);
     }
     pl_cpu_parallel(cc, mm_dots, &j, n_tok * w->n_in * w->n_out);
+}
+
+void pl_cpu_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
+                          float *const *y) {
+    pl_cpu_compute *cc = pl_cpu(c);
+    const uint32_t act_type = pl_type_get(w[0]->type)->vec_dot_type;
+    bool shared = n_w <= PL_MUL_MAT_MULTI_MAX && act_type != PL_TYPE_F32;
+    for (int i = 0; i < n_w && shared; i++)
+        shared = pl_cpu_weight_type_ok(w[i]->type) && w[i]->n_in == w[0]->n_in &&
+                 pl_type_get(w[i]->type)->vec_dot_type == act_type;
+    if (!shared) { /* different inputs to the kernels: one at a time */
+        for (int i = 0; i < n_w && !c->status; i++) pl_cpu_mul_mat(c, w[i], x, n_tok, y[i]);
+        return;
+    }
+    mm_multi_job j = {.base = {cc, w[0], x, n_tok, NULL, 0, NULL, NULL, pl_quant_kernels_tier(act_type, cc->qtier)->act_from_float},
+                      .n_w = n_w, .w = w, .y = y};
+    for (int i = 0; i < n_w; i++) {
+        j.k[i] = pl_quant_kernels_tier(w[i]->type, cc->qtier);
+        j.rows += w[i]->n_out;
+    }
+    uint64_t row = 0;
+    if (!pl_type_row_bytes(act_type, (uint64_t)w[0]->n_in, &row) || n_tok > cc->lim.n_batch ||
+        w[0]->n_in > cc->lim.max_in || (uint64_t)n_tok * row > cc->act_bytes) {
+        pl_fail(POCKETLLM_ERR_INTERNAL, "mul_mat %s: %lld x %lld exceeds the reserved scratch", w[0]->name, (long long)n_tok,
+                (long long)w[0]->n_in);
+        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
+        return;
+    }
+    j.base.act_row = (size_t)row;
+    j.base.act = cc->act;
+    pl_cpu_parallel(cc, mm_convert, &j.base, n_tok * w[0]->n_in);
+    pl_cpu_parallel(cc, mm_multi_dots, &j, n_tok * w[0]->n_in * j.rows);
 }
 
 typedef struct {
