@@ -354,6 +354,39 @@ static void test_dot_rows(const pl_cpu_isa *isa) {
     }
 }
 
+/* The two-head row kernels, where a table has them, give each head bit
+ * for bit what the one-head kernels give it (attention pairs the heads of
+ * a group only because of this), at the fast width and off it. */
+static void test_rows2(const pl_cpu_isa *isa) {
+    if (!isa->dot_rows2_f16 && !isa->axpy_rows2_f16) return;
+    CHECK_MSG(isa->dot_rows2_f16 && isa->axpy_rows2_f16 && isa->dot_rows_f16 && isa->axpy_rows_f16,
+              "%s: the two-head kernels come with both one-head ones", isa->name);
+    if (!isa->dot_rows2_f16 || !isa->axpy_rows2_f16 || !isa->dot_rows_f16 || !isa->axpy_rows_f16) return;
+    static const int64_t widths[] = {100, 128, 256};
+    static const int64_t rows[] = {0, 1, 7, 33};
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)
+        for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
+            const int64_t n = widths[wi], nr = rows[ri], stride = 2 * n + 8;
+            uint16_t *x = malloc((size_t)(stride * (nr + 1)) * sizeof *x), *q = malloc((size_t)(2 * n) * sizeof *q);
+            for (int64_t i = 0; i < stride * (nr + 1); i++) x[i] = pl_f32_to_f16(pl_rng_uniform(&rng) * 4.f - 2.f);
+            for (int64_t i = 0; i < 2 * n; i++) q[i] = pl_f32_to_f16(pl_rng_uniform(&rng) * 4.f - 2.f);
+            float *s1 = rnd(2 * nr + 2, 0, 0), *s2 = rnd(2 * nr + 2, 0, 0);
+            isa->dot_rows_f16(x, stride, nr, q, n, s1);
+            isa->dot_rows_f16(x, stride, nr, q + n, n, s1 + nr + 1);
+            isa->dot_rows2_f16(x, stride, nr, q, q + n, n, s2, s2 + nr + 1);
+            CHECK_MSG(same_bits(s1, s2, (size_t)(2 * nr + 2) * sizeof *s1), "%s dot_rows2_f16 n=%lld rows=%lld", isa->name,
+                      (long long)n, (long long)nr);
+            float *wa = rnd(nr + 1, 0, 1), *wb = rnd(nr + 1, 0, 1), *y1 = rnd(2 * n, -2, 2), *y2 = malloc((size_t)(2 * n) * sizeof *y2);
+            memcpy(y2, y1, (size_t)(2 * n) * sizeof *y2);
+            isa->axpy_rows_f16(wa, x, stride, nr, y1, n);
+            isa->axpy_rows_f16(wb, x, stride, nr, y1 + n, n);
+            isa->axpy_rows2_f16(wa, wb, x, stride, nr, y2, y2 + n, n);
+            CHECK_MSG(same_bits(y1, y2, (size_t)(2 * n) * sizeof *y1), "%s axpy_rows2_f16 n=%lld rows=%lld", isa->name,
+                      (long long)n, (long long)nr);
+            free(x), free(q), free(s1), free(s2), free(wa), free(wb), free(y1), free(y2);
+        }
+}
+
 /* scale_round_f16, where a table has it, gives bit for bit the scalar
  * f16 round trip, over values that land in f16's normal, subnormal,
  * underflow and overflow ranges, for lengths around the vector width. */
@@ -388,11 +421,13 @@ int main(void) {
     }
     CHECK(n_insts >= 2);
     for (size_t i = 0; i < 3; i++)
-        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]);
+        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]), test_rows2(all[i]);
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->axpy_rows_f16,
               "the AVX-512 table lost axpy_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows_f16,
               "the AVX-512 table lost dot_rows_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows2_f16,
+              "the AVX-512 table lost dot_rows2_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->scale_round_f16,
               "the AVX-512 table lost scale_round_f16");
     test_elementwise();

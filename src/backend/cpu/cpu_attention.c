@@ -81,7 +81,38 @@ typedef struct {
     pl_act_from_float_fn to_f16;  /* q to f16 for an f16 cache */
     /* `dot` over many rows, when the ISA table's equals the quant tier's */
     void (*dot_rows)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n, float *y);
+    bool pair; /* heads taken two at a time by the ISA's two-head row kernels */
 } attn_job;
+
+/* w (n scores) -> softmax weights rounded to f16, as llama.cpp's f16 path */
+static void softmax_f16(const pl_cpu_isa *isa, float *w, int64_t n) {
+    const double sum = isa->exp_sum(w, isa->max(w, n), w, n);
+    const float inv = (float)(1.0 / sum);
+    if (isa->scale_round_f16) {
+        isa->scale_round_f16(w, inv, w, n);
+    } else {
+        for (int64_t p = 0; p < n; p++) w[p] = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
+    }
+}
+
+/* Both heads h and h + 1 of one KV head's group for one token, with the
+ * two-head row kernels: each K and V row is read once for the pair. */
+static void attend_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = j->pos0 + t + 1, n_ctx = j->cc->lim.n_ctx;
+    const float *qa = j->q + (t * ap->n_head + h) * hd;
+    float *oa = j->out + (t * ap->n_head + h) * hd, *wb = w + n_ctx;
+    j->to_f16(qa, q16, hd);
+    j->to_f16(qa + hd, q16 + hd, hd);
+    isa->dot_rows2_f16((const uint16_t *)j->k + kvh * hd, kv_dim, n_kv, q16, q16 + hd, hd, w, wb);
+    for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
+    for (int64_t p = 0; p < n_kv; p++) wb[p] *= ap->scale;
+    softmax_f16(isa, w, n_kv);
+    softmax_f16(isa, wb, n_kv);
+    memset(oa, 0, (size_t)(2 * hd) * sizeof(float));
+    isa->axpy_rows2_f16(w, wb, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, oa, oa + hd, hd);
+}
 
 static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     attn_job *j = ctx;
@@ -92,15 +123,21 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     const pl_vec_dot_fn dot = j->dot;
     uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
     float *w = (float *)mine;
-    uint16_t *q16 = (uint16_t *)(mine + (size_t)j->cc->lim.n_ctx * sizeof(float));
+    uint16_t *q16 = (uint16_t *)(mine + (size_t)j->cc->lim.n_ctx * 2 * sizeof(float));
+    /* a unit of work is one query head, or two of the same group */
+    const int64_t per_unit = j->pair ? 2 : 1, units_per_group = group / per_unit;
     long long lo, hi;
-    pl_pool_split(j->n_tok * ap->n_head, chunk, n_chunks, &lo, &hi);
+    pl_pool_split(j->n_tok * ap->n_head / per_unit, chunk, n_chunks, &lo, &hi);
     for (int64_t k = lo; k < hi; k++) {
-        /* work items in KV-head-major order (KV head, token, query head of
-         * its group): consecutive items read the same K and V rows, which
+        /* work units in KV-head-major order (KV head, token, query heads of
+         * its group): consecutive units read the same K and V rows, which
          * stay in cache, instead of sweeping every head's rows per token */
-        const int64_t per_kv = j->n_tok * group, kvh = k / per_kv, t = k % per_kv / group;
-        const int64_t h = kvh * group + k % group, n_kv = j->pos0 + t + 1;
+        const int64_t per_kv = j->n_tok * units_per_group, kvh = k / per_kv, t = k % per_kv / units_per_group;
+        const int64_t h = kvh * group + k % units_per_group * per_unit, n_kv = j->pos0 + t + 1;
+        if (j->pair) {
+            attend_pair(j, kvh, t, h, w, q16);
+            continue;
+        }
         const float *q = j->q + (t * ap->n_head + h) * hd;
         float *out = j->out + (t * ap->n_head + h) * hd;
         if (f16) {
@@ -112,26 +149,20 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
             } else {
                 for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q16) * ap->scale;
             }
-        } else {
-            const float *kc = (const float *)j->k + kvh * hd;
-            for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q) * ap->scale;
-        }
-        const double sum = isa->exp_sum(w, isa->max(w, n_kv), w, n_kv);
-        const float inv = (float)(1.0 / sum);
-        memset(out, 0, (size_t)hd * sizeof(float));
-        if (f16) {
+            softmax_f16(isa, w, n_kv);
+            memset(out, 0, (size_t)hd * sizeof(float));
             const uint16_t *vc = (const uint16_t *)j->v + kvh * hd;
-            if (isa->scale_round_f16) {
-                isa->scale_round_f16(w, inv, w, n_kv);
-            } else {
-                for (int64_t p = 0; p < n_kv; p++) w[p] = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
-            }
             if (isa->axpy_rows_f16) {
                 isa->axpy_rows_f16(w, vc, kv_dim, n_kv, out, hd);
             } else {
                 for (int64_t p = 0; p < n_kv; p++) isa->axpy_f16(w[p], vc + p * kv_dim, out, hd);
             }
         } else {
+            const float *kc = (const float *)j->k + kvh * hd;
+            for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q) * ap->scale;
+            const double sum = isa->exp_sum(w, isa->max(w, n_kv), w, n_kv);
+            const float inv = (float)(1.0 / sum);
+            memset(out, 0, (size_t)hd * sizeof(float));
             const float *vc = (const float *)j->v + kvh * hd;
             for (int64_t p = 0; p < n_kv; p++) isa->axpy_f32(w[p] * inv, vc + p * kv_dim, out, hd);
         }
@@ -152,6 +183,10 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
                   pl_quant_kernels_tier(ap->kv_type, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
                   /* the ISA's row kernel reproduces the AVX-512 quant tier's f16 dot only */
-                  ap->kv_type == PL_TYPE_F16 && cc->qtier == PL_TIER_AVX512 ? cc->isa->dot_rows_f16 : NULL};
+                  ap->kv_type == PL_TYPE_F16 && cc->qtier == PL_TIER_AVX512 ? cc->isa->dot_rows_f16 : NULL, false};
+    /* the two-head kernels equal the one-head ones, so pairing is used
+     * exactly where those would be */
+    j.pair = j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->axpy_rows2_f16 && cc->isa->axpy_rows_f16 &&
+             (ap->n_head / ap->n_head_kv) % 2 == 0;
     pl_cpu_parallel(cc, attn_run, &j, n_tok * ap->n_head * (pos0 + n_tok) * ap->head_dim);
 }

@@ -41,6 +41,14 @@ typedef struct pl_cpu_isa {
      * softmax weights before they weight f16 V rows).  NULL in a table
      * that has none: callers use the scalar form. */
     void (*scale_round_f16)(const float *x, float s, float *y, int64_t n);
+    /* dot_rows_f16 and axpy_rows_f16 for two heads of a grouped-query
+     * group over the same rows, each head's results bit for bit those of
+     * the one-head kernels; the rows are read once.  NULL where the table
+     * has none (then neither one-head kernel is required either). */
+    void (*dot_rows2_f16)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *qa, const uint16_t *qb,
+                          int64_t n, float *ya, float *yb);
+    void (*axpy_rows2_f16)(const float *wa, const float *wb, const uint16_t *x, int64_t stride, int64_t n_rows,
+                           float *ya, float *yb, int64_t n);
 } pl_cpu_isa;
 
 const pl_cpu_isa *pl_cpu_isa_generic(void);

@@ -239,6 +239,58 @@ PL_AVX512 static void v_dot_rows_f16(const uint16_t *x, int64_t stride, int64_t 
     }
 }
 
+/* Two heads of a grouped-query pair over the same rows: each head's sums
+ * are exactly those of dot_rows_f16 / axpy_rows_f16 (the same operations
+ * in the same order), the rows are loaded and widened once for both. */
+PL_AVX512 static void v_dot_rows2_f16(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *qa,
+                                      const uint16_t *qb, int64_t n, float *ya, float *yb) {
+    if (n != 128) {
+        v_dot_rows_f16(x, stride, n_rows, qa, n, ya);
+        v_dot_rows_f16(x, stride, n_rows, qb, n, yb);
+        return;
+    }
+    __m512 a[8], b[8];
+    for (int v = 0; v < 8; v++) a[v] = load_f16(qa + 16 * v, 0xffff), b[v] = load_f16(qb + 16 * v, 0xffff);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const uint16_t *xr = x + r * stride;
+        prefetch_row(xr + PL_ROW_PREFETCH * stride, 256);
+        __m512 xv[8];
+        for (int v = 0; v < 8; v++) xv[v] = load_f16(xr + 16 * v, 0xffff);
+        __m512 s0 = _mm512_fmadd_ps(xv[0], a[0], _mm512_setzero_ps()), s1 = _mm512_fmadd_ps(xv[1], a[1], _mm512_setzero_ps());
+        __m512 s2 = _mm512_fmadd_ps(xv[2], a[2], _mm512_setzero_ps()), s3 = _mm512_fmadd_ps(xv[3], a[3], _mm512_setzero_ps());
+        __m512 t0 = _mm512_fmadd_ps(xv[0], b[0], _mm512_setzero_ps()), t1 = _mm512_fmadd_ps(xv[1], b[1], _mm512_setzero_ps());
+        __m512 t2 = _mm512_fmadd_ps(xv[2], b[2], _mm512_setzero_ps()), t3 = _mm512_fmadd_ps(xv[3], b[3], _mm512_setzero_ps());
+        s0 = _mm512_fmadd_ps(xv[4], a[4], s0), s1 = _mm512_fmadd_ps(xv[5], a[5], s1);
+        s2 = _mm512_fmadd_ps(xv[6], a[6], s2), s3 = _mm512_fmadd_ps(xv[7], a[7], s3);
+        t0 = _mm512_fmadd_ps(xv[4], b[4], t0), t1 = _mm512_fmadd_ps(xv[5], b[5], t1);
+        t2 = _mm512_fmadd_ps(xv[6], b[6], t2), t3 = _mm512_fmadd_ps(xv[7], b[7], t3);
+        ya[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+        yb[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(t0, t1), _mm512_add_ps(t2, t3)));
+    }
+}
+
+PL_AVX512 static void v_axpy_rows2_f16(const float *wa, const float *wb, const uint16_t *x, int64_t stride, int64_t n_rows,
+                                       float *ya, float *yb, int64_t n) {
+    if (n != 128) {
+        v_axpy_rows_f16(wa, x, stride, n_rows, ya, n);
+        v_axpy_rows_f16(wb, x, stride, n_rows, yb, n);
+        return;
+    }
+    __m512 a[8], b[8];
+    for (int v = 0; v < 8; v++) a[v] = _mm512_loadu_ps(ya + 16 * v), b[v] = _mm512_loadu_ps(yb + 16 * v);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const uint16_t *xr = x + r * stride;
+        prefetch_row(xr + PL_ROW_PREFETCH * stride, 256);
+        const __m512 va = _mm512_set1_ps(wa[r]), vb = _mm512_set1_ps(wb[r]);
+        for (int v = 0; v < 8; v++) {
+            const __m512 xv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(xr + 16 * v)));
+            a[v] = _mm512_fmadd_ps(va, xv, a[v]);
+            b[v] = _mm512_fmadd_ps(vb, xv, b[v]);
+        }
+    }
+    for (int v = 0; v < 8; v++) _mm512_storeu_ps(ya + 16 * v, a[v]), _mm512_storeu_ps(yb + 16 * v, b[v]);
+}
+
 /* y = x * s rounded to f16 and back (F16C rounds to nearest even, as
  * pl_f32_to_f16 does) */
 PL_AVX512 static void v_scale_round_f16(const float *x, float s, float *y, int64_t n) {
@@ -264,6 +316,8 @@ static const pl_cpu_isa avx512 = {
     .axpy_rows_f16 = v_axpy_rows_f16,
     .dot_rows_f16 = v_dot_rows_f16,
     .scale_round_f16 = v_scale_round_f16,
+    .dot_rows2_f16 = v_dot_rows2_f16,
+    .axpy_rows2_f16 = v_axpy_rows2_f16,
 };
 
 const pl_cpu_isa *pl_cpu_isa_avx512(void) { return &avx512; }
