@@ -16,6 +16,8 @@
 #ifndef PL_THREADPOOL_H
 #define PL_THREADPOOL_H
 
+#include <stdint.h>
+
 #include "pocketllm.h"
 
 typedef struct pl_pool pl_pool;
@@ -42,6 +44,18 @@ void pl_pool_run_chunks(pl_pool *p, pl_pool_chunk_fn fn, void *ctx, int n_chunks
 /* fn(ctx, ith, nth) once for every ith of nth = the pool size (each share
  * a chunk, run by whichever thread claims it), then wait for all. */
 void pl_pool_run(pl_pool *p, pl_pool_fn fn, void *ctx);
+
+/* Items [lo, hi) of a ranged job, run by `thread`. */
+typedef void (*pl_pool_range_fn)(void *ctx, int64_t lo, int64_t hi, int thread);
+
+/* Run fn over items 0 .. n-1, in calls of `grain` items (the last may be
+ * shorter; grain boundaries fall at multiples of grain), and wait for all.
+ * Each thread walks one contiguous range of grains front to back and, when
+ * done, steals the back half of the fullest other range
+ * (threadpool_ranges.c): one memory stream per thread, balanced at the
+ * end.  Every item is run exactly once, by a call that covers whole
+ * grains, so the results never depend on who ran what. */
+void pl_pool_run_ranges(pl_pool *p, pl_pool_range_fn fn, void *ctx, int64_t n, int64_t grain);
 
 /* The part [*lo, *hi) of n items that chunk i of n_chunks covers. */
 static inline void pl_pool_split(long long n, int i, int n_chunks, long long *lo, long long *hi) {

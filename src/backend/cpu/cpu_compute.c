@@ -26,6 +26,19 @@ void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_chunk_fn fn, void *ctx, int64_t
     pl_pool_run_chunks(cc->pool, fn, ctx, (int)n);
 }
 
+void pl_cpu_parallel_ranges(pl_cpu_compute *cc, pl_pool_range_fn fn, void *ctx, int64_t n, int64_t work_per_item,
+                            int64_t align) {
+    /* a grain is about one chunk's work, a multiple of `align` items */
+    int64_t grain = work_per_item > 0 ? PL_CPU_CHUNK_WORK / work_per_item : n;
+    grain = (grain + align - 1) / align * align;
+    if (grain < align) grain = align;
+    if (cc->n_threads == 1 || n <= grain) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    pl_pool_run_ranges(cc->pool, fn, ctx, n, grain);
+}
+
 static void *cpu_alloc(pl_compute *c, size_t bytes) {
     (void)c;
     void *p = NULL;

@@ -30,6 +30,12 @@ static inline pl_cpu_compute *pl_cpu(pl_compute *c) { return (pl_cpu_compute *)c
 /* Run fn over the pool in chunks sized by `work`, or on the calling
  * thread alone when the job is too small to pay for waking the workers. */
 void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_chunk_fn fn, void *ctx, int64_t work);
+/* fn over items 0 .. n-1 as contiguous per-thread ranges
+ * (pl_pool_run_ranges), in grains of about one chunk's work that are
+ * multiples of `align` items; on the calling thread alone when the whole
+ * is one grain. */
+void pl_cpu_parallel_ranges(pl_cpu_compute *cc, pl_pool_range_fn fn, void *ctx, int64_t n, int64_t work_per_item,
+                            int64_t align);
 
 void pl_cpu_get_rows(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y);
 void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);

@@ -75,10 +75,9 @@ static void mm_rows(const mm_job *j, const pl_weight *w, const pl_quant_kernel_s
     }
 }
 
-static void mm_dots(void *ctx, int chunk, int n_chunks, int thread) {
+static void mm_dots(void *ctx, int64_t lo, int64_t hi, int thread) {
+    (void)thread;
     mm_job *j = ctx;
-    long long lo, hi;
-    pl_pool_split(j->w->n_out, chunk, n_chunks, &lo, &hi);
     mm_rows(j, j->w, j->k, j->y, lo, hi);
 }
 
@@ -93,10 +92,9 @@ typedef struct {
     int64_t rows; /* the sum of their n_out */
 } mm_multi_job;
 
-static void mm_multi_dots(void *ctx, int chunk, int n_chunks, int thread) {
+static void mm_multi_dots(void *ctx, int64_t lo, int64_t hi, int thread) {
+    (void)thread;
     mm_multi_job *j = ctx;
-    long long lo, hi;
-    pl_pool_split(j->rows, chunk, n_chunks, &lo, &hi);
     for (int i = 0, off = 0; i < j->n_w && off < hi; off += (int)j->w[i]->n_out, i++) {
         const int64_t a = lo > off ? lo - off : 0, b = hi - off < j->w[i]->n_out ? hi - off : j->w[i]->n_out;
         if (a < b) mm_rows(&j->base, j->w[i], j->k[i], j->y[i], a, b);
@@ -129,7 +127,7 @@ void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n
         j.act = cc->act;
         pl_cpu_parallel(cc, mm_convert, &j, n_tok * w->n_in);
     }
-    pl_cpu_parallel(cc, mm_dots, &j, n_tok * w->n_in * w->n_out);
+    pl_cpu_parallel_ranges(cc, mm_dots, &j, w->n_out, n_tok * w->n_in, PL_MM_ROW_BLOCK);
 }
 
 void pl_cpu_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
@@ -161,7 +159,7 @@ void pl_cpu_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, con
     j.base.act_row = (size_t)row;
     j.base.act = cc->act;
     pl_cpu_parallel(cc, mm_convert, &j.base, n_tok * w[0]->n_in);
-    pl_cpu_parallel(cc, mm_multi_dots, &j, n_tok * w[0]->n_in * j.rows);
+    pl_cpu_parallel_ranges(cc, mm_multi_dots, &j, j.rows, n_tok * w[0]->n_in, PL_MM_ROW_BLOCK);
 }
 
 typedef struct {
