@@ -11,6 +11,7 @@
 #include "backend/cpu/cpu_compute.h"
 #include "base/checked.h"
 #include "base/error.h"
+#include "base/pages.h"
 #include "quant/types.h"
 
 /* Work (elements touched, or multiply-adds) of one chunk at least: below
@@ -42,11 +43,15 @@ void pl_cpu_parallel_ranges(pl_cpu_compute *cc, pl_pool_range_fn fn, void *ctx, 
 static void *cpu_alloc(pl_compute *c, size_t bytes) {
     (void)c;
     void *p = NULL;
-    /* 64-byte aligned for whole-cache-line vector access */
-    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) {
+    /* 64-byte aligned for whole-cache-line vector access; large buffers
+     * (KV caches, scratch) start on a page and are faulted in now,
+     * not one page at a time inside the decode loop */
+    const int large = bytes >= PL_PAGES_LARGE;
+    if (posix_memalign(&p, large ? PL_PAGES_ALIGN : 64, bytes ? bytes : 64) != 0) {
         pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory allocating %zu bytes", bytes);
         return NULL;
     }
+    if (large) pl_pages_prepare(p, bytes);
     return p;
 }
 
