@@ -147,7 +147,7 @@ static void test_rope(void) {
 
 static void test_attention(void) {
     /* heads, KV heads (grouped-query when fewer), head size */
-    const int64_t shapes[][3] = {{4, 4, 8}, {8, 2, 16}, {16, 8, 128}, {6, 3, 72}, {2, 1, 256}, {3, 1, 10}};
+    const int64_t shapes[][3] = {{4, 4, 8}, {8, 2, 16}, {16, 8, 128}, {6, 3, 72}, {2, 1, 256}, {3, 1, 10}, {4, 1, 128}, {2, 2, 64}};
     /* tokens in the pass, positions already in the cache */
     const int64_t cases[][2] = {{1, 0}, {5, 0}, {1, 200}, {33, 17}, {20, 120}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -168,8 +168,19 @@ static void test_attention(void) {
                  * That is rare: nearly every value must agree to 1e-5 (a
                  * missing rounding step would move most of them). */
                 const double tol = f16 ? 2e-3 : 2e-6;
+                float *ys[6] = {0};
                 FOR_INST(v) {
                     v->c->ops->attention(v->c, &ap, q, k, vc, n_tok, pos0, y);
+                    /* bit for bit the same whatever the thread count: with
+                     * fewer heads than threads a decode splits the context */
+                    ys[v - insts] = malloc((size_t)all * sizeof(float));
+                    memcpy(ys[v - insts], y, (size_t)all * sizeof(float));
+                    for (inst *u = insts; u < v; u++)
+                        if (!strcmp(u->isa, v->isa))
+                            CHECK_MSG(same_bits(ys[u - insts], y, (size_t)all * sizeof(float)),
+                                      "%s attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld: %d threads differ from %d",
+                                      v->isa, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
+                                      (long long)n_tok, (long long)pos0, v->nt, u->nt);
                     CHECK_MSG(worst(y, r, all, tol, tol) <= 1, "%s/%d attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld",
                               v->isa, v->nt, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
                               (long long)n_tok, (long long)pos0);
@@ -180,6 +191,7 @@ static void test_attention(void) {
                               v->isa, v->nt, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
                               (long long)n_tok, (long long)pos0, off * 100);
                 }
+                for (int i = 0; i < 6; i++) free(ys[i]);
                 free(kf), free(vf), free(k), free(vc), free(q), free(y), free(r);
             }
         }

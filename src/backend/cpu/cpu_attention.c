@@ -2,6 +2,9 @@
  * cpu_attention.c -- rotary embedding and causal grouped-query attention
  * on the CPU, parallel over (token, head) pairs taken KV head by KV head.
  *
+ * A decode query with fewer work units than threads is split over the
+ * context instead (see attention_split), with the same bits.
+ *
  * Attention follows llama.cpp's non-flash path step for step, so that the
  * same roundings happen: q is rounded to the cache type before q.k, the
  * softmax weights are rounded to it before they weight the V rows.  Each
@@ -169,6 +172,80 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     }
 }
 
+/* ---- one decode query split over the context ----------------------------
+ * With fewer work units (heads, or head pairs) than threads, the threads
+ * beyond them would idle through a decode's attention.  Then the scores
+ * are computed in position ranges (each score is one dot, whichever thread
+ * computes it), the softmax of each head runs whole, and the weighted V
+ * sum is split by columns (each output column sums its rows in the same
+ * order): every bit as the unsplit path.  Head h's scores and q live in
+ * half h % 2 of thread slot h / 2 of the attention scratch. */
+
+static float *split_scores(const attn_job *j, int64_t h) {
+    return (float *)((uint8_t *)j->cc->attn + (size_t)(h / 2) * j->cc->attn_stride) + (h % 2) * j->cc->lim.n_ctx;
+}
+
+static uint16_t *split_q16(const attn_job *j, int64_t h) {
+    return (uint16_t *)((uint8_t *)j->cc->attn + (size_t)(h / 2) * j->cc->attn_stride + (size_t)j->cc->lim.n_ctx * 2 * sizeof(float)) +
+           (h % 2) * j->ap->head_dim;
+}
+
+static void split_scores_run(void *ctx, int chunk, int n_chunks, int thread) {
+    (void)thread;
+    attn_job *j = ctx;
+    const pl_attn_params *ap = j->ap;
+    const int64_t n_kv = j->pos0 + 1, hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, per = n_chunks / ap->n_head;
+    const int64_t h = chunk / per, kvh = h / (ap->n_head / ap->n_head_kv);
+    long long lo, hi;
+    pl_pool_split(n_kv, chunk % per, (int)per, &lo, &hi);
+    float *w = split_scores(j, h);
+    j->dot_rows((const uint16_t *)j->k + kvh * hd + lo * kv_dim, kv_dim, hi - lo, split_q16(j, h), hd, w + lo);
+    for (int64_t p = lo; p < hi; p++) w[p] *= ap->scale;
+}
+
+static void split_softmax_run(void *ctx, int chunk, int n_chunks, int thread) {
+    (void)thread, (void)n_chunks;
+    attn_job *j = ctx;
+    softmax_f16(j->cc->isa, split_scores(j, chunk), j->pos0 + 1);
+}
+
+static void split_values_run(void *ctx, int chunk, int n_chunks, int thread) {
+    (void)thread;
+    attn_job *j = ctx;
+    const pl_attn_params *ap = j->ap;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, per = n_chunks / ap->n_head;
+    const int64_t h = chunk / per, kvh = h / (ap->n_head / ap->n_head_kv), piece = chunk % per;
+    /* whole 16-column vectors per piece */
+    long long lo, hi;
+    pl_pool_split((hd + 15) / 16, (int)piece, (int)per, &lo, &hi);
+    lo *= 16, hi = hi * 16 < hd ? hi * 16 : hd;
+    if (hi <= lo) return;
+    float *out = j->out + h * hd + lo;
+    memset(out, 0, (size_t)(hi - lo) * sizeof(float));
+    j->cc->isa->axpy_rows_f16(split_scores(j, h), (const uint16_t *)j->v + kvh * hd + lo, kv_dim, j->pos0 + 1, out, hi - lo);
+}
+
+/* Whether one decode query goes the split way: f16 cache with the row
+ * kernels, fewer units than threads, a context worth splitting, and every
+ * head's scores fitting the scratch (two per thread slot). */
+static bool split_pays(const attn_job *j, int64_t n_tok) {
+    const pl_cpu_compute *cc = j->cc;
+    const int64_t units = j->ap->n_head / (j->pair ? 2 : 1);
+    return n_tok == 1 && j->dot_rows && cc->isa->axpy_rows_f16 && units < cc->n_threads &&
+           j->ap->n_head <= 2 * (int64_t)cc->n_threads && (j->pos0 + 1) * j->ap->head_dim >= 16384;
+}
+
+static void attention_split(attn_job *j) {
+    const pl_attn_params *ap = j->ap;
+    const int nt = j->cc->n_threads;
+    for (int64_t h = 0; h < ap->n_head; h++) j->to_f16(j->q + h * ap->head_dim, split_q16(j, h), ap->head_dim);
+    const int per_head = (int)((nt + ap->n_head - 1) / ap->n_head);
+    pl_pool_run_chunks(j->cc->pool, split_scores_run, j, (int)ap->n_head * per_head);
+    pl_pool_run_chunks(j->cc->pool, split_softmax_run, j, (int)ap->n_head);
+    const int pieces = per_head < ap->head_dim / 16 ? per_head : (int)(ap->head_dim / 16 > 0 ? ap->head_dim / 16 : 1);
+    pl_pool_run_chunks(j->cc->pool, split_values_run, j, (int)ap->n_head * pieces);
+}
+
 void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                       const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {
     pl_cpu_compute *cc = pl_cpu(c);
@@ -188,5 +265,9 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
      * exactly where those would be */
     j.pair = j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->axpy_rows2_f16 && cc->isa->axpy_rows_f16 &&
              (ap->n_head / ap->n_head_kv) % 2 == 0;
+    if (split_pays(&j, n_tok)) {
+        attention_split(&j);
+        return;
+    }
     pl_cpu_parallel(cc, attn_run, &j, n_tok * ap->n_head * (pos0 + n_tok) * ap->head_dim);
 }
