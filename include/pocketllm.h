@@ -294,11 +294,16 @@ typedef struct pocketllm_session_params {
     uint32_t kv_type; /* element type of the KV cache: 1 = f16 (the default, as
                        * llama.cpp) or 0 = f32 */
     int n_threads;    /* 0 = the model's n_threads (itself 0 = the physical cores) */
+    int flash_attn;   /* 1: attention by llama.cpp's flash-attention arithmetic
+                       * (its -fa on: online softmax, V summed in the cache
+                       * type), to match llama.cpp run that way; 0 (the
+                       * default): its default path, which this engine's
+                       * tests compare against and which is faster here */
 } pocketllm_session_params;
 
 POCKETLLM_API pocketllm_session_params pocketllm_session_default_params(void);
-/* A new session at position 0.  The KV cache is reserved here (memory is
- * committed as positions fill). */
+/* A new session at position 0.  The KV cache is allocated here, and on
+ * the CPU its pages are committed here too (no page faults mid-decode). */
 POCKETLLM_API pocketllm_status pocketllm_session_new(pocketllm_model *model, const pocketllm_session_params *params,
                                                      pocketllm_session **out);
 POCKETLLM_API void pocketllm_session_free(pocketllm_session *s);

@@ -45,6 +45,10 @@ bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value
 /* Strict number parsing with range checks; false on any junk. */
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 bool cli_parse_f64(const char *s, double lo, double hi, double *out);
+/* --flash-attn (or -fa) VALUE at argv[*i]: true when it is that option
+ * (*i moved past the value).  *on gets 1 for "on", 0 for "off"; for a bad
+ * or missing value the usage is printed and *rc is its exit code (else 0). */
+bool cli_opt_flash(int argc, char **argv, int *i, const char *cmd, int *on, int *rc);
 /* Sizes such as 512M, 4GiB, 8G, 1000000 (bytes). */
 bool cli_parse_size(const char *s, uint64_t *out);
 

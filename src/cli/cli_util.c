@@ -86,6 +86,17 @@ bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
     return true;
 }
 
+bool cli_opt_flash(int argc, char **argv, int *i, const char *cmd, int *on, int *rc) {
+    const char *v = NULL, *err = NULL;
+    if (!cli_opt(argc, argv, i, "--flash-attn", &v, &err) && !cli_opt(argc, argv, i, "-fa", &v, &err)) return false;
+    *rc = 0;
+    if (err) *rc = cli_usage(cmd, "--flash-attn %s", err);
+    else if (!strcmp(v, "on")) *on = 1;
+    else if (!strcmp(v, "off")) *on = 0;
+    else *rc = cli_usage(cmd, "--flash-attn wants on or off, not '%s'", v);
+    return true;
+}
+
 bool cli_parse_f64(const char *s, double lo, double hi, double *out) {
     if (!s || !*s) return false;
     char *end;

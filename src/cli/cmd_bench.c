@@ -21,7 +21,7 @@
 
 const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [-t N] [-r REPS]\n"
-    "                       [--kv f16|f32] [--batch N] [--json] [--quiet]\n\n"
+    "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--json] [--quiet]\n\n"
     "Measure prompt processing (pp) and generation (tg) speed as llama.cpp's llama-bench does:\n"
     "pp = one prefill of N tokens into an empty cache; tg = N single-token decodes after a\n"
     "prefill of DEPTH tokens (untimed).  Tokens are synthetic ids (the same sequence\n"
@@ -43,6 +43,7 @@ const char cmd_bench_usage[] =
     "  -t N                threads (default: the physical cores)\n"
     "  -r REPS             repetitions (default 5)\n"
     "  --kv f16|f32        KV cache type (default f16, as llama.cpp)\n"
+    "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --batch N           most tokens per forward pass (default 512, llama-bench's n_ubatch)\n"
     "  --json              print one JSON object: pp_tokens_per_s, tg_tokens_per_s (medians),\n"
     "                      *_runs (every repetition), peak_rss_bytes, rss_bound_bytes,\n"
@@ -157,6 +158,7 @@ typedef struct bench_cfg {
     int64_t p, n, d, reps, batch;
     int threads;
     uint32_t kv;
+    int flash; /* --flash-attn on */
 } bench_cfg;
 
 /* One timed run (see the header comment); pp / tg in tokens per second. */
@@ -197,6 +199,7 @@ int cmd_bench(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         int64_t *num = NULL, lo = 0, hi = 1 << 20;
         int64_t threads = -1;
+        int frc = 0;
         if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) model_path = v;
         else if (cli_opt(argc, argv, &i, "--synth", &v, &err)) synth = v;
         else if (cli_opt(argc, argv, &i, "-p", &v, &err)) num = &c.p;
@@ -207,6 +210,8 @@ int cmd_bench(int argc, char **argv) {
         else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
             if (!err && !cli_parse_i64(v, 1, 1024, &threads)) return cli_usage(cmd, "-t wants 1..1024, not '%s'", v);
             c.threads = (int)threads;
+        } else if (cli_opt_flash(argc, argv, &i, cmd, &c.flash, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
             if (!err && strcmp(v, "f16") && strcmp(v, "f32")) return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
             if (!err) c.kv = strcmp(v, "f16") ? 0 : 1;
@@ -248,6 +253,7 @@ int cmd_bench(int argc, char **argv) {
     sp.n_ctx = (uint32_t)n_ctx;
     sp.n_batch = (uint32_t)c.batch;
     sp.kv_type = c.kv;
+    sp.flash_attn = c.flash;
     sp.n_threads = c.threads;
     if ((st = pocketllm_session_new(m, &sp, &s))) goto lib_fail;
     const int32_t n_vocab = pocketllm_session_n_vocab(s);
@@ -298,6 +304,7 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "d", (double)c.d);
         cJSON_AddNumberToObject(o, "reps", (double)c.reps);
         cJSON_AddStringToObject(o, "kv", c.kv ? "f16" : "f32");
+        cJSON_AddBoolToObject(o, "flash_attn", c.flash != 0);
         if (c.p > 0) {
             cJSON_AddNumberToObject(o, "pp_tokens_per_s", sp_pp.median);
             cJSON_AddNumberToObject(o, "pp_min", sp_pp.min);

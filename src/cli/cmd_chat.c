@@ -29,7 +29,8 @@
 const char cmd_chat_usage[] =
     "usage: pocketllm chat --model M [--system TEXT] [-n N] [--temperature F] [--top-k K] [--top-p P]\n"
     "                      [--min-p P] [--repeat-penalty F] [--presence-penalty F] [--frequency-penalty F]\n"
-    "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv f16|f32] [--template FILE]\n"
+    "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv f16|f32] [--flash-attn on|off]\n"
+    "                      [--template FILE]\n"
     "                      [--enable-thinking true|false] [--hide-reasoning]\n\n"
     "Chat with the model in the terminal.  Every turn renders the conversation with the model's\n"
     "chat template (tokenizer.chat_template; --template FILE replaces it) exactly as 'pocketllm\n"
@@ -51,6 +52,7 @@ const char cmd_chat_usage[] =
     "                         at most 4096)\n"
     "  --batch N, -b N        most tokens per forward pass of a prompt (default 512)\n"
     "  --kv f16|f32           KV cache type (default f16)\n"
+    "  --flash-attn on|off    llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --template FILE        a Jinja chat template instead of the model's\n"
     "  --enable-thinking B    pass enable_thinking=B to the template (Qwen3: false skips thinking)\n"
     "  --hide-reasoning       do not show the reasoning\n";
@@ -63,6 +65,7 @@ typedef struct chat_opts {
     bool seed_given, hide_reasoning;
     int enable_thinking;
     uint32_t n_batch, kv_type;
+    int flash_attn; /* --flash-attn on */
 } chat_opts;
 
 static volatile sig_atomic_t interrupted;
@@ -117,6 +120,7 @@ static void set_num(chat_opts *o, size_t which, double d) {
 
 static int parse(int argc, char **argv, chat_opts *o) {
     const char *v, *err = NULL;
+    int frc = 0;
     for (int i = 1; i < argc; i++) {
         bool matched = false;
         for (size_t k = 0; k < sizeof NUMS / sizeof *NUMS && !matched; k++) {
@@ -141,6 +145,8 @@ static int parse(int argc, char **argv, chat_opts *o) {
         } else if (cli_opt(argc, argv, &i, "--template", &v, &err)) {
             if (err) return cli_usage(CMD, "--template %s", err);
             o->mp.template_path = v;
+        } else if (cli_opt_flash(argc, argv, &i, CMD, &o->flash_attn, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
             if (err) return cli_usage(CMD, "--kv %s", err);
             if (!strcmp(v, "f16")) o->kv_type = 1;
@@ -459,6 +465,7 @@ int cmd_chat(int argc, char **argv) {
     sp.n_ctx = c.m.n_ctx;
     sp.n_batch = o.n_batch;
     sp.kv_type = o.kv_type;
+    sp.flash_attn = o.flash_attn;
     sp.n_threads = o.mp.n_threads;
     if (pocketllm_session_new(c.m.model, &sp, &c.s) || !reset_history(&c)) {
         rc = cli_error(CMD, "%s", pocketllm_last_error());

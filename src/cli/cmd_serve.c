@@ -22,6 +22,7 @@
 const char cmd_serve_usage[] =
     "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
     "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv f16|f32]\n"
+    "                       [--flash-attn on|off]\n"
     "                       [--template FILE] [--name NAME] [--max-body SIZE] [--keepalive S] [--quiet]\n\n"
     "Serve the model over HTTP with OpenAI's API, so that OpenAI clients and libraries work\n"
     "against it.  Up to --parallel requests run at the same time by continuous batching: their\n"
@@ -43,6 +44,7 @@ const char cmd_serve_usage[] =
     "  --batch N          most tokens in one forward pass: decoding tokens first, then chunks of\n"
     "                     prompts (default 256)\n"
     "  --kv f16|f32       KV cache type (default f16, as llama.cpp)\n"
+    "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --template FILE    a Jinja chat template to use instead of the model's\n"
     "  --name NAME        the model's name in the API (default: the file name without .gguf)\n"
     "  --max-body SIZE    largest request body (default 8M)\n"
@@ -52,6 +54,7 @@ const char cmd_serve_usage[] =
 
 static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *sp, srv_http_params *hp) {
     const char *v, *err = NULL;
+    int frc = 0;
     for (int i = 1; i < argc; i++) {
         int64_t n;
         double d;
@@ -91,6 +94,8 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             if (err) break;
             if (!cli_parse_i64(v, 1, 65536, &n)) return cli_usage(CMD, "--batch wants 1..65536 tokens, not '%s'", v);
             sp->n_batch = (uint32_t)n;
+        } else if (cli_opt_flash(argc, argv, &i, CMD, &sp->flash_attn, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
             if (err) break;
             if (!strcmp(v, "f16")) sp->kv_type = 1;

@@ -120,18 +120,21 @@ extern const char cmd_bench_usage[];
     "  --ctx N, -c N          context positions (default: the model's, at most 4096)\n"                  \
     "  --batch N, -b N        most tokens per forward pass of the prefill (default 512)\n"               \
     "  --kv f16|f32           KV cache type (default f16, as llama.cpp)\n"                                \
+    "  --flash-attn on|off, -fa on|off\n"                                                                  \
+    "                         attention by llama.cpp's flash-attention arithmetic (its -fa on), to\n"     \
+    "                         match llama.cpp run that way (default off: its other path, faster here)\n" \
     "  --print-ids            print the prompt ids on one line and the generated ids (the ending\n"      \
     "                         end-of-generation id included) on the next, instead of the text\n"         \
     "  --timings              speeds of the prefill and of the generation on stderr\n"
 
 #define CMD_LOGITS_USAGE                                                                                  \
     "usage: pocketllm logits --model M (--prompt T | --ids \"1 2 3\") --out FILE [-t N] [--ctx N]\n"    \
-    "                        [--batch N] [--kv f16|f32]\n\n"                                              \
+    "                        [--batch N] [--kv f16|f32] [--flash-attn on|off]\n\n"                        \
     "Evaluate the prompt (tokenized as 'pocketllm run' does, or given as ids) and write the\n"           \
     "float32 logits of every position to FILE, row-major: positions x vocabulary, native byte\n"        \
     "order.  Prints \"POSITIONS VOCABULARY\" on stdout.\n\n"                                              \
     "  --out FILE, -o FILE    where the logits go\n"                                                      \
-    "  -t N, --ctx N, --batch N, --kv f16|f32   as for 'pocketllm run'\n"
+    "  -t N, --ctx N, --batch N, --kv f16|f32, --flash-attn on|off   as for 'pocketllm run'\n"
 
 #define CMD_SYNTH_USAGE                                                                                  \
     "usage: pocketllm synth [--arch qwen3|llama] --shape NAME [--type f32|f16|bf16] [--untied]\n"        \

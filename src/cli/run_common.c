@@ -25,6 +25,7 @@ void run_common_defaults(run_common *c) {
 int run_common_opt(int argc, char **argv, int *i, run_common *c, const char *cmd) {
     const char *v, *err = NULL;
     int64_t n;
+    int rc = 0;
     if (cli_opt(argc, argv, i, "--model", &v, &err) || cli_opt(argc, argv, i, "-m", &v, &err)) {
         if (err) return cli_usage(cmd, "--model %s", err), -1;
         c->model = v;
@@ -46,6 +47,8 @@ int run_common_opt(int argc, char **argv, int *i, run_common *c, const char *cmd
         if (err) return cli_usage(cmd, "--batch %s", err), -1;
         if (!cli_parse_i64(v, 1, 65536, &n)) return cli_usage(cmd, "--batch wants a token count 1..65536, not '%s'", v), -1;
         c->n_batch = n;
+    } else if (cli_opt_flash(argc, argv, i, cmd, &c->flash_attn, &rc)) {
+        if (rc) return -1;
     } else if (cli_opt(argc, argv, i, "--kv", &v, &err)) {
         if (err) return cli_usage(cmd, "--kv %s", err), -1;
         if (!strcmp(v, "f16")) c->kv_type = 1;
@@ -140,6 +143,7 @@ int run_common_open(const run_common *c, run_state *s, const char *cmd) {
     sp.n_ctx = (uint32_t)c->n_ctx;
     sp.n_batch = (uint32_t)c->n_batch;
     sp.kv_type = c->kv_type;
+    sp.flash_attn = c->flash_attn;
     sp.n_threads = (int)c->n_threads;
     if ((st = pocketllm_session_new(s->model, &sp, &s->session))) {
         int rc = cli_lib_error(cmd, st);

@@ -16,6 +16,7 @@ typedef struct run_common {
     const char *model, *prompt, *ids;
     int64_t n_threads, n_ctx, n_batch;
     uint32_t kv_type;
+    int flash_attn; /* --flash-attn on */
 } run_common;
 
 typedef struct run_state {

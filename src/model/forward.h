@@ -23,6 +23,7 @@ typedef struct pl_forward {
      * pos[i].  The tokens of one sequence need not be adjacent. */
     const int64_t *kv_base;
     uint32_t kv_type;   /* PL_TYPE_F16 or PL_TYPE_F32 */
+    bool flash_attn;    /* llama.cpp's flash-attention arithmetic (pl_attn_params.flash) */
     void **k_cache;     /* per layer: [n_ctx][kv_dim] of kv_type (compute memory) */
     void **v_cache;
     float *scratch;     /* scratch_floats(n_batch) floats of compute memory */

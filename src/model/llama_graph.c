@@ -127,7 +127,7 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
     pl_rope(c, &L->rope, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
     pl_rope(c, &L->rope, a->k, a->k, n, hp->n_head_kv, hp->head_dim, f->pos);
 
-    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->kv_type};
+    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->kv_type, f->flash_attn};
     const int64_t skip = n - n_out, q_dim = hp->n_head * hp->head_dim;
     if (!f->kv_base) {
         pl_kv_store(c, f->kv_type, a->k, cache_row(f->k_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);

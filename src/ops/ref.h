@@ -43,6 +43,12 @@ typedef struct pl_attn_params {
     int64_t n_head, n_head_kv, head_dim;
     float scale;      /* applied to q.k before the softmax */
     uint32_t kv_type; /* PL_TYPE_F32 or PL_TYPE_F16 */
+    /* llama.cpp's flash-attention arithmetic instead of its default path:
+     * one pass over the positions with a running maximum and sum (online
+     * softmax), the weighted V sum kept in f16 (rounded after every
+     * position), divided by the sum at the end.  An f32 cache is read
+     * through f16 (llama.cpp casts K and V to f16 for flash attention). */
+    bool flash;
 } pl_attn_params;
 
 /* y[r] = embedding row ids[r] of w, decoded to f32 (ids already checked). */

@@ -31,6 +31,7 @@ struct pocketllm_session {
     pl_compute *c;
     pl_kv_cache *kv;
     int64_t n_ctx, n_batch;
+    bool flash_attn;
     float *scratch;
     int32_t *pos;          /* n_batch positions of the current pass */
     float *logits;         /* logits_cap rows of n_vocab */
@@ -50,7 +51,7 @@ struct pocketllm_session {
 };
 
 pocketllm_session_params pocketllm_session_default_params(void) {
-    pocketllm_session_params p = {.n_ctx = 0, .n_batch = 0, .kv_type = PL_TYPE_F16, .n_threads = 0};
+    pocketllm_session_params p = {.n_ctx = 0, .n_batch = 0, .kv_type = PL_TYPE_F16, .n_threads = 0, .flash_attn = 0};
     return p;
 }
 
@@ -102,6 +103,8 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "KV cache type %u: only f16 (1) and f32 (0) are supported", p.kv_type);
     if (p.n_threads < 0 || p.n_threads > 1024)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "thread count %d is outside 0..1024", p.n_threads);
+    if (p.flash_attn != 0 && p.flash_attn != 1)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "flash_attn %d: 0 (off) or 1 (on)", p.flash_attn);
     int n_threads = p.n_threads ? p.n_threads : m->n_threads;
 
     pocketllm_session *s = calloc(1, sizeof *s);
@@ -109,6 +112,7 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     s->m = m;
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
+    s->flash_attn = p.flash_attn == 1;
     s->n_seq = n_seq;
     const pl_backend *be = pl_backend_find("cpu");
     pocketllm_status st = be->compute_new(n_threads, &s->c);
@@ -186,6 +190,7 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
             .n_tok = k,
             .pos0 = past + done,
             .kv_type = s->kv->type,
+            .flash_attn = s->flash_attn,
             .k_cache = s->kv->k,
             .v_cache = s->kv->v,
             .scratch = s->scratch,
@@ -290,6 +295,7 @@ static pocketllm_status batch_pass(pocketllm_session *s, const pocketllm_batch_t
         .n_tok = k,
         .kv_base = s->kv_base,
         .kv_type = s->kv->type,
+        .flash_attn = s->flash_attn,
         .k_cache = s->kv->k,
         .v_cache = s->kv->v,
         .scratch = s->scratch,

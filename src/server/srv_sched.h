@@ -28,6 +28,7 @@ typedef struct srv_sched_params {
     uint32_t queue;     /* requests that may wait for a sequence */
     uint32_t n_batch;   /* most tokens in one forward pass */
     uint32_t kv_type;
+    int flash_attn; /* llama.cpp's flash-attention arithmetic */
     int n_threads;
 } srv_sched_params;
 

@@ -1,7 +1,8 @@
 # forward_lib.sh -- shared by the forward-pass oracle tests: PocketLLM's
 # greedy ids and logits against llama.cpp's on one model, by the rules of
-# tests/common/compare.h.  Every llama.cpp call pins flash attention off and
-# the KV cache type, and our side uses the same KV type.  llama.cpp runs on
+# tests/common/compare.h.  Every llama.cpp call pins flash attention (off,
+# or $FA when set: on or off) and the KV cache type, and our side uses the
+# same KV type and the same attention arithmetic (--flash-attn $FA).  llama.cpp runs on
 # one thread: its spinning thread pool slows by 100x on a loaded 2-core
 # machine (the thread count does not change what it computes).
 #
@@ -17,6 +18,7 @@
 #   position where llama.cpp's margin exceeds MARGIN, and max |diff| within
 #   MAX_REL of llama.cpp's logit range (reported either way).
 BIN=$PL_BIN
+FA=${FA:-off}
 GREEDY_IDS=
 COMPARE=$PL_TOOLS/pl_compare
 
@@ -24,9 +26,9 @@ greedy_check() {
     local name=$1 model=$2 kv=$3 margin=$4 n=$5
     shift 5
     local t=$PL_TMP/greedy
-    expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa off --kv "$kv" -t 1 || return 1
+    expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA" --kv "$kv" -t 1 || return 1
     cp "$PL_TMP/out" "$t.ref"
-    expect_rc 0 "$BIN" run --model "$model" "$@" -n "$n" --kv "$kv" --print-ids || return 1
+    expect_rc 0 "$BIN" run --model "$model" "$@" -n "$n" --kv "$kv" --flash-attn "$FA" --print-ids || return 1
     sed -n 1p "$PL_TMP/out" >"$t.prompt"
     sed -n 2p "$PL_TMP/out" >"$t.ours"
     if [ "$1" = --prompt ]; then
@@ -39,27 +41,27 @@ greedy_check() {
     np=$(wc -w <"$t.prompt")
     # llama.cpp's margin at each step, from its logits of the sequence it chose
     GREEDY_IDS="$(cat "$t.prompt") $(cat "$t.ref")"
-    expect_rc 0 "$ORACLE" logits "$model" --ids "$GREEDY_IDS" --out "$t.f32" --fa off --kv "$kv" -t 1 || return 1
+    expect_rc 0 "$ORACLE" logits "$model" --ids "$GREEDY_IDS" --out "$t.f32" --fa "$FA" --kv "$kv" -t 1 || return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
     "$COMPARE" margins "$t.f32" "$vocab" $((np - 1)) >"$t.margins" || { fail "$name: pl_compare margins failed"; return 1; }
     "$COMPARE" tokens "$t.ours" "$t.ref" --margins "$t.margins" --margin "$margin" >"$t.cmp"
     local rc=$?
     ok
-    echo "$name (kv $kv, margin $margin): $(cat "$t.cmp")" >&2
+    echo "$name (kv $kv, fa $FA, margin $margin): $(cat "$t.cmp")" >&2
     [ $rc = 0 ] || fail "$name: greedy ids differ from llama.cpp: $(cat "$t.cmp")"
 }
 
 logits_check() {
     local name=$1 model=$2 kv=$3 margin=$4 max_rel=$5 ids=$6
     local t=$PL_TMP/logits
-    expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa off --kv "$kv" -t 1 || return 1
+    expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa "$FA" --kv "$kv" -t 1 || return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
-    expect_rc 0 "$BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" || return 1
+    expect_rc 0 "$BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" || return 1
     "$COMPARE" logits "$t.ours" "$t.ref" "$vocab" --margin "$margin" --max-rel-diff "$max_rel" >"$t.cmp"
     local rc=$?
     ok
-    echo "$name (kv $kv): $(head -1 "$t.cmp")" >&2
+    echo "$name (kv $kv, fa $FA): $(head -1 "$t.cmp")" >&2
     [ $rc = 0 ] || fail "$name: teacher-forced logits disagree: $(cat "$t.cmp")"
 }

@@ -151,11 +151,12 @@ static void test_attention(void) {
     /* tokens in the pass, positions already in the cache */
     const int64_t cases[][2] = {{1, 0}, {5, 0}, {1, 200}, {33, 17}, {20, 120}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-        for (int f16 = 0; f16 < 2; f16++) {
+        for (int mode = 0; mode < 4; mode++) {
+            const int f16 = mode & 1, flash = mode >> 1;
             const int64_t nh = shapes[si][0], nkv = shapes[si][1], hd = shapes[si][2];
             for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
                 const int64_t n_tok = cases[ci][0], pos0 = cases[ci][1], n_kv = pos0 + n_tok, all = n_tok * nh * hd;
-                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32};
+                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash};
                 float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
                 void *k = malloc((size_t)(n_kv * nkv * hd) * 4), *vc = malloc((size_t)(n_kv * nkv * hd) * 4);
                 pl_ref_kv_store(ap.kv_type, kf, k, n_kv * nkv * hd);
@@ -167,7 +168,7 @@ static void test_attention(void) {
                  * f16 step (2^-11 relative) of one weight, times |v| <= 2.
                  * That is rare: nearly every value must agree to 1e-5 (a
                  * missing rounding step would move most of them). */
-                const double tol = f16 ? 2e-3 : 2e-6;
+                const double tol = f16 || flash ? 2e-3 : 2e-6; /* flash works in f16 whatever the cache */
                 float *ys[6] = {0};
                 FOR_INST(v) {
                     v->c->ops->attention(v->c, &ap, q, k, vc, n_tok, pos0, y);
@@ -178,17 +179,19 @@ static void test_attention(void) {
                     for (inst *u = insts; u < v; u++)
                         if (!strcmp(u->isa, v->isa))
                             CHECK_MSG(same_bits(ys[u - insts], y, (size_t)all * sizeof(float)),
-                                      "%s attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld: %d threads differ from %d",
-                                      v->isa, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
+                                      "%s attention %s%s heads %lld/%lld hd %lld tok %lld pos0 %lld: %d threads differ from %d",
+                                      v->isa, f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv, (long long)hd,
                                       (long long)n_tok, (long long)pos0, v->nt, u->nt);
-                    CHECK_MSG(worst(y, r, all, tol, tol) <= 1, "%s/%d attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld",
-                              v->isa, v->nt, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
+                    CHECK_MSG(worst(y, r, all, tol, tol) <= 1, "%s/%d attention %s%s heads %lld/%lld hd %lld tok %lld pos0 %lld",
+                              v->isa, v->nt, f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv, (long long)hd,
                               (long long)n_tok, (long long)pos0);
-                    /* one flipped weight moves one head's hd values: allow
-                     * that much in the small shapes, 2% in the others */
+                    /* one flipped weight moves one head's hd values, and
+                     * a few flips happen among thousands of weights: allow
+                     * 10% (a missing rounding step moves most values), or
+                     * one head's worth in the smallest shapes */
                     const double off = share_off(y, r, all, 1e-5, 1e-5);
-                    CHECK_MSG(off <= 0.02 || off * (double)all <= (double)hd, "%s/%d attention %s heads %lld/%lld hd %lld tok %lld pos0 %lld: %.1f%% of the values off",
-                              v->isa, v->nt, f16 ? "f16" : "f32", (long long)nh, (long long)nkv, (long long)hd,
+                    CHECK_MSG(off <= 0.10 || off * (double)all <= (double)hd, "%s/%d attention %s%s heads %lld/%lld hd %lld tok %lld pos0 %lld: %.1f%% of the values off",
+                              v->isa, v->nt, f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv, (long long)hd,
                               (long long)n_tok, (long long)pos0, off * 100);
                 }
                 for (int i = 0; i < 6; i++) free(ys[i]);
@@ -292,7 +295,7 @@ static void test_thread_invariance(const pl_cpu_isa *isa) {
         pl_compute *c = make(isa, nt);
         float *y = rnd(n_tok * n_out, 0, 0), *a = rnd(n_tok * nh * hd, 0, 0);
         c->ops->mul_mat(c, &w, x, n_tok, y);
-        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16};
+        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16, false};
         c->ops->attention(c, &ap, q, k16, k16, n_tok, n_ctx - n_tok, a);
         if (nt == 1) {
             y1 = y, a1 = a;
@@ -402,6 +405,29 @@ static void test_rows2(const pl_cpu_isa *isa) {
 /* scale_round_f16, where a table has it, gives bit for bit the scalar
  * f16 round trip, over values that land in f16's normal, subnormal,
  * underflow and overflow ranges, for lengths around the vector width. */
+/* mad_round_f16, where a table has it: bit for bit the scalar fused
+ * multiply-add rounded through f16, for lengths around the vector width. */
+static void test_mad_round(const pl_cpu_isa *isa) {
+    if (!isa->mad_round_f16) return;
+    static const int64_t lens[] = {0, 1, 15, 16, 17, 100};
+    static const float as[] = {1.0f, 0.37f, 1e-4f, 3e-8f};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t ai = 0; ai < sizeof as / sizeof *as; ai++) {
+            const int64_t n = lens[li];
+            float *y = rnd(n + 1, -1.f, 1.f), *y0 = malloc((size_t)(n + 1) * sizeof *y0);
+            uint16_t *x = malloc((size_t)(n + 1) * sizeof *x);
+            for (int64_t i = 0; i < n; i++) {
+                x[i] = pl_f32_to_f16(pl_rng_uniform(&rng) * 4.f - 2.f);
+                y[i] = pl_f16_to_f32(pl_f32_to_f16(y[i])); /* a running f16 sum */
+                y0[i] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(x[i]), as[ai], y[i])));
+            }
+            isa->mad_round_f16(as[ai], x, y, n);
+            CHECK_MSG(n == 0 || same_bits(y, y0, (size_t)n * sizeof *y), "%s mad_round_f16 n=%lld a=%g", isa->name,
+                      (long long)n, as[ai]);
+            free(x), free(y), free(y0);
+        }
+}
+
 static void test_scale_round(const pl_cpu_isa *isa) {
     if (!isa->scale_round_f16) return;
     static const int64_t lens[] = {0, 1, 15, 16, 17, 100};
@@ -433,7 +459,7 @@ int main(void) {
     }
     CHECK(n_insts >= 2);
     for (size_t i = 0; i < 3; i++)
-        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]), test_rows2(all[i]);
+        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]), test_rows2(all[i]), test_mad_round(all[i]);
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->axpy_rows_f16,
               "the AVX-512 table lost axpy_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows_f16,

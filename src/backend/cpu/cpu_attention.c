@@ -3,7 +3,9 @@
  * on the CPU, parallel over (token, head) pairs taken KV head by KV head.
  *
  * A decode query with fewer work units than threads is split over the
- * context instead (see attention_split), with the same bits.
+ * context instead (see attention_split), with the same bits.  With
+ * pl_attn_params.flash each head goes through llama.cpp's flash-attention
+ * arithmetic instead (attend_flash).
  *
  * Attention follows llama.cpp's non-flash path step for step, so that the
  * same roundings happen: q is rounded to the cache type before q.k, the
@@ -81,6 +83,7 @@ typedef struct {
     int64_t n_tok, pos0;
     float *out;
     pl_vec_dot_fn dot;            /* q . k in the cache type */
+    pl_vec_dot_fn dot16;          /* q . k in f16 (the flash path) */
     pl_act_from_float_fn to_f16;  /* q to f16 for an f16 cache */
     /* `dot` over many rows, when the ISA table's equals the quant tier's */
     void (*dot_rows)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n, float *y);
@@ -117,6 +120,65 @@ static void attend_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, fl
     isa->axpy_rows2_f16(w, wb, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, oa, oa + hd, hd);
 }
 
+/* One query head by llama.cpp's flash-attention arithmetic (see
+ * pl_attn_params.flash): scores of f16 q against f16 K rows, folded in
+ * position order into a running maximum, sum and V sum kept in f16, as
+ * ops/ref_attention.c spells out.  An f32 cache is read through f16, as
+ * llama.cpp casts it for flash attention; q16 holds q, then a K row and a
+ * V row in that case. */
+static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = j->pos0 + t + 1;
+    const bool f32c = ap->kv_type == PL_TYPE_F32;
+    uint16_t *krow = q16 + hd, *vrow = q16 + 2 * hd;
+    float *o = j->out + (t * ap->n_head + h) * hd;
+    j->to_f16(j->q + (t * ap->n_head + h) * hd, q16, hd);
+    if (!f32c && j->dot_rows) {
+        j->dot_rows((const uint16_t *)j->k + kvh * hd, kv_dim, n_kv, q16, hd, w);
+    } else {
+        for (int64_t p = 0; p < n_kv; p++) {
+            const uint16_t *kr = (const uint16_t *)j->k + p * kv_dim + kvh * hd;
+            if (f32c) {
+                j->to_f16((const float *)j->k + p * kv_dim + kvh * hd, krow, hd);
+                kr = krow;
+            }
+            w[p] = j->dot16(hd, kr, q16);
+        }
+    }
+    for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
+    memset(o, 0, (size_t)hd * sizeof(float));
+    float S = 0.0f, M = -INFINITY;
+    for (int64_t p = 0; p < n_kv; p++) {
+        const float s = w[p], Mold = M;
+        float ms = 1.0f, vs = 1.0f;
+        if (s > M) {
+            M = s;
+            ms = expf(Mold - M);
+            if (isa->scale_round_f16) {
+                isa->scale_round_f16(o, ms, o, hd);
+            } else {
+                for (int64_t d = 0; d < hd; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(o[d] * ms));
+            }
+        } else {
+            vs = expf(s - M);
+        }
+        const uint16_t *vr = (const uint16_t *)j->v + p * kv_dim + kvh * hd;
+        if (f32c) {
+            j->to_f16((const float *)j->v + p * kv_dim + kvh * hd, vrow, hd);
+            vr = vrow;
+        }
+        if (isa->mad_round_f16) {
+            isa->mad_round_f16(vs, vr, o, hd);
+        } else {
+            for (int64_t d = 0; d < hd; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(vr[d]), vs, o[d])));
+        }
+        S = S * ms + vs;
+    }
+    const float inv = S == 0.0f ? 0.0f : 1.0f / S;
+    for (int64_t d = 0; d < hd; d++) o[d] *= inv;
+}
+
 static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     attn_job *j = ctx;
     const pl_attn_params *ap = j->ap;
@@ -137,6 +199,10 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
          * stay in cache, instead of sweeping every head's rows per token */
         const int64_t per_kv = j->n_tok * units_per_group, kvh = k / per_kv, t = k % per_kv / units_per_group;
         const int64_t h = kvh * group + k % units_per_group * per_unit, n_kv = j->pos0 + t + 1;
+        if (ap->flash) {
+            for (int64_t g = 0; g < per_unit; g++) attend_flash(j, kvh, t, h + g, w, q16);
+            continue;
+        }
         if (j->pair) {
             attend_pair(j, kvh, t, h, w, q16);
             continue;
@@ -258,14 +324,15 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
     }
     attn_job j = {cc, ap, q, k_cache, v_cache, n_tok, pos0, out,
                   pl_quant_kernels_tier(ap->kv_type, cc->qtier)->vec_dot,
+                  pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
                   /* the ISA's row kernel reproduces the AVX-512 quant tier's f16 dot only */
                   ap->kv_type == PL_TYPE_F16 && cc->qtier == PL_TIER_AVX512 ? cc->isa->dot_rows_f16 : NULL, false};
     /* the two-head kernels equal the one-head ones, so pairing is used
      * exactly where those would be */
-    j.pair = j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->axpy_rows2_f16 && cc->isa->axpy_rows_f16 &&
+    j.pair = !ap->flash && j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->axpy_rows2_f16 && cc->isa->axpy_rows_f16 &&
              (ap->n_head / ap->n_head_kv) % 2 == 0;
-    if (split_pays(&j, n_tok)) {
+    if (!ap->flash && split_pays(&j, n_tok)) {
         attention_split(&j);
         return;
     }

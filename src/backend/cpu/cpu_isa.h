@@ -41,6 +41,10 @@ typedef struct pl_cpu_isa {
      * softmax weights before they weight f16 V rows).  NULL in a table
      * that has none: callers use the scalar form. */
     void (*scale_round_f16)(const float *x, float s, float *y, int64_t n);
+    /* y = f16(fma(x, a, y)) as f32, f16 x: bit for bit
+     * pl_f16_to_f32(pl_f32_to_f16(fmaf(x[i], a, y[i]))) -- the flash
+     * path's V sum kept in f16.  NULL: callers use the scalar form. */
+    void (*mad_round_f16)(float a, const uint16_t *x, float *y, int64_t n);
     /* dot_rows_f16 and axpy_rows_f16 for two heads of a grouped-query
      * group over the same rows, each head's results bit for bit those of
      * the one-head kernels; the rows are read once.  NULL where the table

@@ -302,6 +302,15 @@ PL_AVX512 static void v_scale_round_f16(const float *x, float s, float *y, int64
     }
 }
 
+PL_AVX512 static void v_mad_round_f16(float a, const uint16_t *x, float *y, int64_t n) {
+    const __m512 va = _mm512_set1_ps(a);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 r = _mm512_fmadd_ps(load_f16(x + i, m), va, _mm512_maskz_loadu_ps(m, y + i));
+        _mm512_mask_storeu_ps(y + i, m, _mm512_cvtph_ps(_mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT)));
+    }
+}
+
 static const pl_cpu_isa avx512 = {
     .name = "avx512",
     .sum_sq = v_sum_sq,
@@ -316,6 +325,7 @@ static const pl_cpu_isa avx512 = {
     .axpy_rows_f16 = v_axpy_rows_f16,
     .dot_rows_f16 = v_dot_rows_f16,
     .scale_round_f16 = v_scale_round_f16,
+    .mad_round_f16 = v_mad_round_f16,
     .dot_rows2_f16 = v_dot_rows2_f16,
     .axpy_rows2_f16 = v_axpy_rows2_f16,
 };
