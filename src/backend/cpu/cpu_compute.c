@@ -5,6 +5,7 @@
  * chosen row-kernel table.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,19 +41,25 @@ void pl_cpu_parallel_ranges(pl_cpu_compute *cc, pl_pool_range_fn fn, void *ctx, 
     pl_pool_run_ranges(cc->pool, fn, ctx, n, grain);
 }
 
-static void *cpu_alloc(pl_compute *c, size_t bytes) {
-    (void)c;
+/* 64-byte aligned for whole-cache-line vector access; with `prefault`,
+ * a large buffer starts on a page and is faulted in now, not one page at
+ * a time inside the decode loop */
+static void *host_alloc(size_t bytes, bool prefault) {
     void *p = NULL;
-    /* 64-byte aligned for whole-cache-line vector access; large buffers
-     * (KV caches, scratch) start on a page and are faulted in now,
-     * not one page at a time inside the decode loop */
-    const int large = bytes >= PL_PAGES_LARGE;
+    const bool large = prefault && bytes >= PL_PAGES_LARGE;
     if (posix_memalign(&p, large ? PL_PAGES_ALIGN : 64, bytes ? bytes : 64) != 0) {
         pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory allocating %zu bytes", bytes);
         return NULL;
     }
     if (large) pl_pages_prepare(p, bytes);
     return p;
+}
+
+/* what the session asks for (KV caches, the graph's activations): every
+ * byte of it is used, so it is faulted in up front */
+static void *cpu_alloc(pl_compute *c, size_t bytes) {
+    (void)c;
+    return host_alloc(bytes, true);
 }
 
 static void cpu_release(pl_compute *c, void *p) {
@@ -77,7 +84,9 @@ static pocketllm_status cpu_reserve(pl_compute *c, const pl_compute_limits *lim)
                        (long long)lim->n_batch, (long long)lim->n_ctx);
     per = (per + 63) & ~(uint64_t)63;
     attn = per * (uint64_t)cc->n_threads;
-    void *a = cpu_alloc(c, (size_t)act), *t = cpu_alloc(c, (size_t)attn);
+    /* sized for the widest case (f32 activations, the longest context)
+     * and mostly used far less: left to fault in as used */
+    void *a = host_alloc((size_t)act, false), *t = host_alloc((size_t)attn, false);
     if (!a || !t) {
         free(a);
         free(t);
