@@ -44,19 +44,26 @@ bool pl_quant_tier_supported(pl_quant_tier tier) {
     }
 }
 
-/* Runs one ISA file's fill.  A tile kernel is only valid next to the
- * vec_dot it reproduces bit for bit: where a tier replaces a type's
- * vec_dot but not its tile kernel, the inherited tile kernel is dropped. */
+/* Runs one ISA file's fill.  Tile and rows kernels are only valid next to
+ * the vec_dot they reproduce bit for bit: where a tier replaces a type's
+ * vec_dot but not one of those, the inherited one is dropped. */
 static void fill_tier(pl_quant_kernel_set *table, void (*fill)(pl_quant_kernel_set *)) {
     pl_vec_dot_fn before[PL_TYPE_COUNT];
-    pl_vec_dot_tile_fn tile_before[PL_TYPE_COUNT];
-    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) before[t] = table[t].vec_dot, tile_before[t] = table[t].vec_dot_tile;
-    fill(table);
+    pl_vec_dot_tile_fn tile_before[PL_TYPE_COUNT], rows_before[PL_TYPE_COUNT];
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++)
-        if (table[t].vec_dot != before[t] && table[t].vec_dot_tile == tile_before[t]) {
+        before[t] = table[t].vec_dot, tile_before[t] = table[t].vec_dot_tile, rows_before[t] = table[t].vec_dot_rows;
+    fill(table);
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
+        if (table[t].vec_dot == before[t]) continue;
+        if (table[t].vec_dot_tile == tile_before[t]) {
             table[t].vec_dot_tile = NULL;
             table[t].tile_rows = table[t].tile_cols = 0;
         }
+        if (table[t].vec_dot_rows == rows_before[t]) {
+            table[t].vec_dot_rows = NULL;
+            table[t].dot_rows = 0;
+        }
+    }
 }
 
 static void build_tables(void) {

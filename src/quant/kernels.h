@@ -36,11 +36,19 @@ typedef enum pl_quant_tier {
 typedef void (*pl_vec_dot_tile_fn)(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, float *y,
                                    size_t y_stride);
 
+/* Rows a rows kernel takes at once (kernel sets with one: dot_rows). */
+#define PL_DOT_ROWS 8
+
 typedef struct pl_quant_kernel_set {
     pl_quant_tier tier;                  /* the tier this set was built for */
     pl_vec_dot_fn vec_dot;               /* weight row . activation row (vec_dot_type) */
     pl_vec_dot_tile_fn vec_dot_tile;     /* NULL, or tile_rows x tile_cols of vec_dot at once */
     int tile_rows, tile_cols;            /* the tile's shape (0 without one) */
+    /* NULL, or dot_rows rows x ONE token: y[r] = vec_dot(n, w + r * w_stride,
+     * a) bit for bit (a_stride and y_stride unused) -- the decode shape,
+     * where a call per row costs a good part of a short row */
+    pl_vec_dot_tile_fn vec_dot_rows;
+    int dot_rows;
     pl_act_from_float_fn act_from_float; /* only on activation types */
     pl_to_float_fn to_float;             /* decode */
 } pl_quant_kernel_set;

@@ -402,6 +402,10 @@ PL_ALWAYS_INLINE void q45_K_512_cols(int64_t n, const uint8_t *blocks, size_t by
     }                                                                                                                    \
     static void name##_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
         q45_K_512_cols(n, w, sizeof(block), qs_off, qh_off, a, as, y, ys, PL_Q45_COLS);                                  \
+    }                                                                                                                    \
+    static void name##_rows(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
+        for (int r = 0; r < PL_DOT_ROWS; r++)                                                                            \
+            q45_K_512_cols(n, (const uint8_t *)w + (size_t)r * ws, sizeof(block), qs_off, qh_off, a, 0, y + r, 0, 1);   \
     }
 PL_Q45_DOT_AND_TILE(dot_q4_K_512, pl_block_q4_K, 16, 0)
 PL_Q45_DOT_AND_TILE(dot_q5_K_512, pl_block_q5_K, 48, 16)
@@ -476,6 +480,9 @@ PL_ALWAYS_INLINE void q6_K_512_cols(int64_t n, const void *w, const void *a, siz
     }                                                                                                                    \
     static void name##_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
         core(n, w, a, as, y, ys, cols);                                                                                  \
+    }                                                                                                                    \
+    static void name##_rows(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
+        for (int r = 0; r < PL_DOT_ROWS; r++) core(n, (const uint8_t *)w + (size_t)r * ws, a, 0, y + r, 0, 1);           \
     }
 PL_512_DOT_AND_TILE(dot_q6_K_512, q6_K_512_cols, PL_Q6_COLS)
 
@@ -485,6 +492,13 @@ static void set_dot(pl_quant_kernel_set *k, pl_vec_dot_fn dot, pl_vec_dot_tile_f
     k->vec_dot_tile = tile;
     k->tile_rows = rows;
     k->tile_cols = cols;
+}
+
+/* a type's rows kernel (PL_DOT_ROWS rows x one token, vec_dot's bits: the
+ * same core, row after row, with its setup hoisted and no call per row) */
+static void set_rows(pl_quant_kernel_set *k, pl_vec_dot_tile_fn rows) {
+    k->vec_dot_rows = rows;
+    k->dot_rows = PL_DOT_ROWS;
 }
 
 void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
@@ -511,6 +525,9 @@ void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_512, dot_q4_K_512_tile, 1, PL_Q45_COLS);
     set_dot(&t[PL_TYPE_Q5_K], dot_q5_K_512, dot_q5_K_512_tile, 1, PL_Q45_COLS);
     set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_512, dot_q6_K_512_tile, 1, PL_Q6_COLS);
+    set_rows(&t[PL_TYPE_Q4_K], dot_q4_K_512_rows);
+    set_rows(&t[PL_TYPE_Q5_K], dot_q5_K_512_rows);
+    set_rows(&t[PL_TYPE_Q6_K], dot_q6_K_512_rows);
     t[PL_TYPE_IQ2_XXS].vec_dot = dot_iq2_xxs_vnni;
     t[PL_TYPE_IQ2_XS].vec_dot = dot_iq2_xs_vnni;
     t[PL_TYPE_IQ2_S].vec_dot = dot_iq2_s_vnni;

@@ -126,11 +126,13 @@ static void check_dot(uint32_t type, pl_quant_tier tier) {
  * activation columns sit at padded strides and y at a wider stride, so a
  * kernel that mixes up its strides is caught; buffers are exact-size for
  * ASan. */
-static void check_tile(uint32_t type, pl_quant_tier tier) {
+/* A tile-shaped kernel (the tile, R x C; the rows kernel, R x 1) against
+ * vec_dot's bits and the reference's tolerance. */
+static void check_tile_kernel(uint32_t type, pl_quant_tier tier, pl_vec_dot_tile_fn fn, const int R, const int C,
+                              const char *what) {
     const pl_type_traits *t = pl_type_get(type);
     const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
     const pl_type_traits *at = pl_type_get(t->vec_dot_type);
-    const int R = k->tile_rows, C = k->tile_cols;
     CHECK_MSG(R >= 1 && R <= 8 && C >= 1 && C <= 8, "%s/%s tile shape %dx%d", t->name, pl_quant_tier_name(tier), R, C);
     if (R < 1 || R > 8 || C < 1 || C > 8) return;
     int64_t lens[16];
@@ -152,11 +154,11 @@ static void check_tile(uint32_t type, pl_quant_tier tier) {
                           (int64_t)((as * (size_t)(C - 1) + (size_t)arow) / at->bytes));
             float *y = malloc(sizeof(float) * ys * (size_t)C);
             for (size_t i = 0; i < ys * (size_t)C; i++) y[i] = -12345.0f;
-            k->vec_dot_tile(n, w, ws, a, as, y, ys);
+            fn(n, w, ws, a, as, y, ys);
             for (int c = 0; c < C; c++) {
                 for (size_t r = (size_t)R; r < ys; r++)
                     if (y[(size_t)c * ys + r] != -12345.0f && bad_bits++ < 3)
-                        fprintf(stderr, "  %s/%s tile wrote outside its %dx%d entries\n", t->name, pl_quant_tier_name(tier), R, C);
+                        fprintf(stderr, "  %s/%s %s wrote outside its %dx%d entries\n", t->name, pl_quant_tier_name(tier), what, R, C);
                 for (int r = 0; r < R; r++) {
                     const void *wr = w + (size_t)r * ws, *ac = a + (size_t)c * as;
                     const float got = y[(size_t)c * ys + (size_t)r], one = k->vec_dot(n, wr, ac), ref = t->vec_dot(n, wr, ac);
@@ -164,22 +166,32 @@ static void check_tile(uint32_t type, pl_quant_tier tier) {
                     /* NaN is NaN: which operand's NaN an x86 op passes on
                      * follows the register order the compiler picked */
                     if (!same_float(got, one) && bad_bits++ < 3)
-                        fprintf(stderr, "  %s/%s tile n=%lld mode %d (%d,%d): %.9g, vec_dot %.9g\n", t->name,
-                                pl_quant_tier_name(tier), (long long)n, m, r, c, got, one);
+                        fprintf(stderr, "  %s/%s %s n=%lld mode %d (%d,%d): %.9g, vec_dot %.9g\n", t->name,
+                                pl_quant_tier_name(tier), what, (long long)n, m, r, c, got, one);
                     if (modes[m] == QT_EDGE) continue; /* edge rows: the bit check above covers them */
                     const double tol = qt_dot_tolerance(type, wr, ac, n);
                     if (!(fabs((double)ref - (double)got) <= tol) && bad_tol++ < 3)
-                        fprintf(stderr, "  %s/%s tile n=%lld mode %d: ref %.9g got %.9g (tol %.3g)\n", t->name,
-                                pl_quant_tier_name(tier), (long long)n, m, ref, got, tol);
+                        fprintf(stderr, "  %s/%s %s n=%lld mode %d: ref %.9g got %.9g (tol %.3g)\n", t->name,
+                                pl_quant_tier_name(tier), what, (long long)n, m, ref, got, tol);
                 }
             }
             free(w), free(a), free(y);
         }
     }
-    CHECK_MSG(bad_bits == 0, "%s vec_dot_tile %s: %d of %d entries differ from vec_dot's bits", t->name,
+    CHECK_MSG(bad_bits == 0, "%s %s %s: %d of %d entries differ from vec_dot's bits", t->name, what,
               pl_quant_tier_name(tier), bad_bits, cases);
-    CHECK_MSG(bad_tol == 0, "%s vec_dot_tile %s: %d entries beyond the reference's tolerance", t->name,
+    CHECK_MSG(bad_tol == 0, "%s %s %s: %d entries beyond the reference's tolerance", t->name, what,
               pl_quant_tier_name(tier), bad_tol);
+}
+
+static void check_tile(uint32_t type, pl_quant_tier tier) {
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
+    check_tile_kernel(type, tier, k->vec_dot_tile, k->tile_rows, k->tile_cols, "vec_dot_tile");
+}
+
+static void check_rows(uint32_t type, pl_quant_tier tier) {
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
+    check_tile_kernel(type, tier, k->vec_dot_rows, k->dot_rows, 1, "vec_dot_rows");
 }
 
 static void check_act(uint32_t type, pl_quant_tier tier) {
@@ -240,6 +252,7 @@ int main(void) {
             if (!pl_type_valid(type)) continue;
             if (t->vec_dot) check_dot(type, (pl_quant_tier)tier), types++;
             if (pl_quant_kernels_tier(type, (pl_quant_tier)tier)->vec_dot_tile) check_tile(type, (pl_quant_tier)tier), tiles++;
+            if (pl_quant_kernels_tier(type, (pl_quant_tier)tier)->vec_dot_rows) check_rows(type, (pl_quant_tier)tier);
             if (t->act_from_float) check_act(type, (pl_quant_tier)tier);
             if (t->to_float) check_decode(type, (pl_quant_tier)tier);
         }
@@ -251,6 +264,11 @@ int main(void) {
         if (tier >= PL_TIER_AVX512)
             CHECK_MSG(pl_quant_kernels_tier(PL_TYPE_F16, (pl_quant_tier)tier)->vec_dot_tile != NULL, "f16 has no tile kernel on %s",
                       pl_quant_tier_name((pl_quant_tier)tier));
+        static const uint32_t rowed[] = {PL_TYPE_Q4_K, PL_TYPE_Q5_K, PL_TYPE_Q6_K};
+        if (tier >= PL_TIER_AVX512)
+            for (size_t i = 0; i < sizeof rowed / sizeof rowed[0]; i++)
+                CHECK_MSG(pl_quant_kernels_tier(rowed[i], (pl_quant_tier)tier)->vec_dot_rows != NULL, "%s has no rows kernel on %s",
+                          pl_type_get(rowed[i])->name, pl_quant_tier_name((pl_quant_tier)tier));
         if (tier >= PL_TIER_AVX2)
             for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++)
                 CHECK_MSG(pl_quant_kernels_tier(tiled[i], (pl_quant_tier)tier)->vec_dot_tile != NULL, "%s has no tile kernel on %s",

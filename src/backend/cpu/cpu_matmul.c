@@ -67,10 +67,14 @@ static void mm_rows(const mm_job *j, const pl_weight *w, const pl_quant_kernel_s
                 for (int64_t r = r_tiled; r < r1; r++)
                     y[c * w->n_out + r] = k->vec_dot(w->n_in, pl_weight_row(w, r), (const uint8_t *)a + (size_t)c * j->act_row);
         }
+        /* the tokens left over (every token of a decode): the rows kernel
+         * where the type has one, vec_dot for the rows it leaves */
+        const int64_t dr = k->vec_dot_rows ? k->dot_rows : 0, r_rows = dr ? r0 + (r1 - r0) / dr * dr : r0;
         for (int64_t t = t_tiled; t < j->n_tok; t++) {
             const void *a = (const uint8_t *)j->act + (size_t)t * j->act_row;
             float *y = y_all + t * w->n_out;
-            for (int64_t r = r0; r < r1; r++) y[r] = k->vec_dot(w->n_in, pl_weight_row(w, r), a);
+            for (int64_t r = r0; r < r_rows; r += dr) k->vec_dot_rows(w->n_in, pl_weight_row(w, r), w->row_bytes, a, 0, y + r, 0);
+            for (int64_t r = r_rows; r < r1; r++) y[r] = k->vec_dot(w->n_in, pl_weight_row(w, r), a);
         }
     }
 }
