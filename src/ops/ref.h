@@ -11,6 +11,7 @@
 #ifndef PL_OPS_REF_H
 #define PL_OPS_REF_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,6 +51,23 @@ typedef struct pl_attn_params {
      * through f16 (llama.cpp casts K and V to f16 for flash attention). */
     bool flash;
 } pl_attn_params;
+
+/* One position of llama.cpp's flash-attention online softmax: score s
+ * against the running maximum *M.  On a new maximum (returns true) *M
+ * becomes s, *ms = e^(old - s) is the factor the running sums are scaled
+ * by and the position weighs *vs = 1; otherwise *ms = 1 and *vs = e^(s - M).
+ * The caller then adds vs x V to its sum and sets S = S * ms + vs. */
+static inline bool pl_flash_step(float s, float *M, float *ms, float *vs) {
+    if (s > *M) {
+        *ms = expf(*M - s);
+        *M = s;
+        *vs = 1.0f;
+        return true;
+    }
+    *ms = 1.0f;
+    *vs = expf(s - *M);
+    return false;
+}
 
 /* y[r] = embedding row ids[r] of w, decoded to f32 (ids already checked). */
 void pl_ref_get_rows(const pl_weight *w, const int32_t *ids, int64_t n, float *y);

@@ -34,15 +34,9 @@ static void ref_flash_values(const pl_attn_params *ap, const float *w, int64_t n
     float S = 0.0f, M = -INFINITY;
     for (int64_t d = 0; d < hd; d++) oh[d] = 0.0f;
     for (int64_t j = 0; j < n_kv; j++) {
-        const float s = w[j], Mold = M;
-        float ms = 1.0f, vs = 1.0f;
-        if (s > M) {
-            M = s;
-            ms = expf(Mold - M);
+        float ms, vs;
+        if (pl_flash_step(w[j], &M, &ms, &vs))
             for (int64_t d = 0; d < hd; d++) oh[d] = round_to(PL_TYPE_F16, oh[d] * ms);
-        } else {
-            vs = expf(s - M);
-        }
         const char *vrow = v0 + (size_t)j * v_stride;
         for (int64_t d = 0; d < hd; d++)
             oh[d] = round_to(PL_TYPE_F16, fmaf(round_to(PL_TYPE_F16, cache_at(ap->kv_type, vrow, d)), vs, oh[d]));

@@ -150,18 +150,13 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
     memset(o, 0, (size_t)hd * sizeof(float));
     float S = 0.0f, M = -INFINITY;
     for (int64_t p = 0; p < n_kv; p++) {
-        const float s = w[p], Mold = M;
-        float ms = 1.0f, vs = 1.0f;
-        if (s > M) {
-            M = s;
-            ms = expf(Mold - M);
+        float ms, vs;
+        if (pl_flash_step(w[p], &M, &ms, &vs)) {
             if (isa->scale_round_f16) {
                 isa->scale_round_f16(o, ms, o, hd);
             } else {
                 for (int64_t d = 0; d < hd; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(o[d] * ms));
             }
-        } else {
-            vs = expf(s - M);
         }
         const uint16_t *vr = (const uint16_t *)j->v + p * kv_dim + kvh * hd;
         if (f32c) {
