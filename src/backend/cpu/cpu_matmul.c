@@ -99,10 +99,37 @@ typedef struct {
 static void mm_multi_dots(void *ctx, int64_t lo, int64_t hi, int thread) {
     (void)thread;
     mm_multi_job *j = ctx;
-    for (int i = 0, off = 0; i < j->n_w && off < hi; off += (int)j->w[i]->n_out, i++) {
+    int64_t off = 0;
+    for (int i = 0; i < j->n_w && off < hi; off += j->w[i]->n_out, i++) {
         const int64_t a = lo > off ? lo - off : 0, b = hi - off < j->w[i]->n_out ? hi - off : j->w[i]->n_out;
         if (a < b) mm_rows(&j->base, j->w[i], j->k[i], j->y[i], a, b);
     }
+}
+
+/* j (its cc, w, x, n_tok already set) gets the activations in w's vec_dot
+ * type: x itself for f32, else converted into the reserved scratch.  False
+ * (the pass failed) when they do not fit the reservation. */
+static bool mm_activations(pl_compute *c, mm_job *j) {
+    pl_cpu_compute *cc = j->cc;
+    const pl_weight *w = j->w;
+    const uint32_t act_type = pl_type_get(w->type)->vec_dot_type;
+    uint64_t row = 0;
+    if (!pl_type_row_bytes(act_type, (uint64_t)w->n_in, &row) || j->n_tok > cc->lim.n_batch || w->n_in > cc->lim.max_in ||
+        (uint64_t)j->n_tok * row > cc->act_bytes) {
+        pl_fail(POCKETLLM_ERR_INTERNAL, "mul_mat %s: %lld x %lld exceeds the reserved scratch", w->name,
+                (long long)j->n_tok, (long long)w->n_in);
+        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
+        return false;
+    }
+    j->act_row = (size_t)row;
+    if (act_type == PL_TYPE_F32) {
+        j->act = j->x; /* f32 activations are used as they are */
+    } else {
+        j->act = cc->act;
+        j->act_fn = pl_quant_kernels_tier(act_type, cc->qtier)->act_from_float;
+        pl_cpu_parallel(cc, mm_convert, j, j->n_tok * w->n_in);
+    }
+    return true;
 }
 
 void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y) {
@@ -113,25 +140,8 @@ void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n
         pl_compute_fail(c, POCKETLLM_ERR_UNSUPPORTED);
         return;
     }
-    const uint32_t act_type = pl_type_get(w->type)->vec_dot_type;
-    mm_job j = {cc, w, x, n_tok, y, 0, NULL, pl_quant_kernels_tier(w->type, cc->qtier),
-                pl_quant_kernels_tier(act_type, cc->qtier)->act_from_float};
-    uint64_t row = 0;
-    if (!pl_type_row_bytes(act_type, (uint64_t)w->n_in, &row) || n_tok > cc->lim.n_batch || w->n_in > cc->lim.max_in ||
-        (uint64_t)n_tok * row > cc->act_bytes) {
-        pl_fail(POCKETLLM_ERR_INTERNAL, "mul_mat %s: %lld x %lld exceeds the reserved scratch", w->name, (long long)n_tok,
-                (long long)w->n_in);
-        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
-        return;
-    }
-    j.act_row = (size_t)row;
-    if (act_type == PL_TYPE_F32) {
-        j.act = x; /* f32 activations are used as they are */
-    } else {
-        j.act = cc->act;
-        pl_cpu_parallel(cc, mm_convert, &j, n_tok * w->n_in);
-    }
-    pl_cpu_parallel_ranges(cc, mm_dots, &j, w->n_out, n_tok * w->n_in, PL_MM_ROW_BLOCK);
+    mm_job j = {.cc = cc, .w = w, .x = x, .n_tok = n_tok, .y = y, .k = pl_quant_kernels_tier(w->type, cc->qtier)};
+    if (mm_activations(c, &j)) pl_cpu_parallel_ranges(cc, mm_dots, &j, w->n_out, n_tok * w->n_in, PL_MM_ROW_BLOCK);
 }
 
 void pl_cpu_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
@@ -146,24 +156,13 @@ void pl_cpu_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, con
         for (int i = 0; i < n_w && !c->status; i++) pl_cpu_mul_mat(c, w[i], x, n_tok, y[i]);
         return;
     }
-    mm_multi_job j = {.base = {cc, w[0], x, n_tok, NULL, 0, NULL, NULL, pl_quant_kernels_tier(act_type, cc->qtier)->act_from_float},
-                      .n_w = n_w, .w = w, .y = y};
+    mm_multi_job j = {.base = {.cc = cc, .w = w[0], .x = x, .n_tok = n_tok}, .n_w = n_w, .w = w, .y = y};
     for (int i = 0; i < n_w; i++) {
         j.k[i] = pl_quant_kernels_tier(w[i]->type, cc->qtier);
         j.rows += w[i]->n_out;
     }
-    uint64_t row = 0;
-    if (!pl_type_row_bytes(act_type, (uint64_t)w[0]->n_in, &row) || n_tok > cc->lim.n_batch ||
-        w[0]->n_in > cc->lim.max_in || (uint64_t)n_tok * row > cc->act_bytes) {
-        pl_fail(POCKETLLM_ERR_INTERNAL, "mul_mat %s: %lld x %lld exceeds the reserved scratch", w[0]->name, (long long)n_tok,
-                (long long)w[0]->n_in);
-        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
-        return;
-    }
-    j.base.act_row = (size_t)row;
-    j.base.act = cc->act;
-    pl_cpu_parallel(cc, mm_convert, &j.base, n_tok * w[0]->n_in);
-    pl_cpu_parallel_ranges(cc, mm_multi_dots, &j, j.rows, n_tok * w[0]->n_in, PL_MM_ROW_BLOCK);
+    if (mm_activations(c, &j.base))
+        pl_cpu_parallel_ranges(cc, mm_multi_dots, &j, j.rows, n_tok * w[0]->n_in, PL_MM_ROW_BLOCK);
 }
 
 typedef struct {
