@@ -90,14 +90,33 @@ typedef struct {
     bool pair; /* heads taken two at a time by the ISA's two-head row kernels */
 } attn_job;
 
+/* x = f16(x * s) in place: the ISA's kernel, or its scalar form */
+static void scale_round_f16(const pl_cpu_isa *isa, float *x, float s, int64_t n) {
+    if (isa->scale_round_f16) {
+        isa->scale_round_f16(x, s, x, n);
+    } else {
+        for (int64_t p = 0; p < n; p++) x[p] = pl_f16_to_f32(pl_f32_to_f16(x[p] * s));
+    }
+}
+
 /* w (n scores) -> softmax weights rounded to f16, as llama.cpp's f16 path */
 static void softmax_f16(const pl_cpu_isa *isa, float *w, int64_t n) {
     const double sum = isa->exp_sum(w, isa->max(w, n), w, n);
-    const float inv = (float)(1.0 / sum);
-    if (isa->scale_round_f16) {
-        isa->scale_round_f16(w, inv, w, n);
+    scale_round_f16(isa, w, (float)(1.0 / sum), n);
+}
+
+/* w[p] = scale * (q of head h, token t, to f16 in q16) . (f16 K row p of
+ * KV head kvh) for the positions the token sees */
+static void scores_f16(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
+    const pl_attn_params *ap = j->ap;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = j->pos0 + t + 1;
+    const uint16_t *kc = (const uint16_t *)j->k + kvh * hd;
+    j->to_f16(j->q + (t * ap->n_head + h) * hd, q16, hd);
+    if (j->dot_rows) {
+        j->dot_rows(kc, kv_dim, n_kv, q16, hd, w);
+        for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
     } else {
-        for (int64_t p = 0; p < n; p++) w[p] = pl_f16_to_f32(pl_f32_to_f16(w[p] * inv));
+        for (int64_t p = 0; p < n_kv; p++) w[p] = j->dot(hd, kc + p * kv_dim, q16) * ap->scale;
     }
 }
 
@@ -133,31 +152,20 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
     const bool f32c = ap->kv_type == PL_TYPE_F32;
     uint16_t *krow = q16 + hd, *vrow = q16 + 2 * hd;
     float *o = j->out + (t * ap->n_head + h) * hd;
-    j->to_f16(j->q + (t * ap->n_head + h) * hd, q16, hd);
-    if (!f32c && j->dot_rows) {
-        j->dot_rows((const uint16_t *)j->k + kvh * hd, kv_dim, n_kv, q16, hd, w);
+    if (!f32c) {
+        scores_f16(j, kvh, t, h, w, q16);
     } else {
+        j->to_f16(j->q + (t * ap->n_head + h) * hd, q16, hd);
         for (int64_t p = 0; p < n_kv; p++) {
-            const uint16_t *kr = (const uint16_t *)j->k + p * kv_dim + kvh * hd;
-            if (f32c) {
-                j->to_f16((const float *)j->k + p * kv_dim + kvh * hd, krow, hd);
-                kr = krow;
-            }
-            w[p] = j->dot16(hd, kr, q16);
+            j->to_f16((const float *)j->k + p * kv_dim + kvh * hd, krow, hd);
+            w[p] = j->dot16(hd, krow, q16) * ap->scale;
         }
     }
-    for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
     memset(o, 0, (size_t)hd * sizeof(float));
     float S = 0.0f, M = -INFINITY;
     for (int64_t p = 0; p < n_kv; p++) {
         float ms, vs;
-        if (pl_flash_step(w[p], &M, &ms, &vs)) {
-            if (isa->scale_round_f16) {
-                isa->scale_round_f16(o, ms, o, hd);
-            } else {
-                for (int64_t d = 0; d < hd; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(o[d] * ms));
-            }
-        }
+        if (pl_flash_step(w[p], &M, &ms, &vs)) scale_round_f16(isa, o, ms, hd);
         const uint16_t *vr = (const uint16_t *)j->v + p * kv_dim + kvh * hd;
         if (f32c) {
             j->to_f16((const float *)j->v + p * kv_dim + kvh * hd, vrow, hd);
@@ -205,14 +213,7 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
         const float *q = j->q + (t * ap->n_head + h) * hd;
         float *out = j->out + (t * ap->n_head + h) * hd;
         if (f16) {
-            const uint16_t *kc = (const uint16_t *)j->k + kvh * hd;
-            j->to_f16(q, q16, hd);
-            if (j->dot_rows) {
-                j->dot_rows(kc, kv_dim, n_kv, q16, hd, w);
-                for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
-            } else {
-                for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q16) * ap->scale;
-            }
+            scores_f16(j, kvh, t, h, w, q16);
             softmax_f16(isa, w, n_kv);
             memset(out, 0, (size_t)hd * sizeof(float));
             const uint16_t *vc = (const uint16_t *)j->v + kvh * hd;

@@ -162,13 +162,9 @@ PL_AVX512 __attribute__((always_inline)) static inline void axpy_rows_f16_full(c
  * block instead of once per row -- attention's weighted sum of V rows. */
 PL_AVX512 static void v_axpy_rows_f16(const float *a, const uint16_t *x, int64_t stride, int64_t n_rows, float *y,
                                       int64_t n) {
-    if (n == 128) { /* the common head size, with a fixed register count */
-        axpy_rows_f16_full(a, x, stride, n_rows, y, 8);
-        return;
-    }
     for (int64_t c0 = 0; c0 < n; c0 += 128) {
         const int64_t nc = n - c0 < 128 ? n - c0 : 128, nv = (nc + 15) / 16;
-        if (nc == 128) {
+        if (nc == 128) { /* whole blocks (all of the common head size) with a fixed register count */
             axpy_rows_f16_full(a, x + c0, stride, n_rows, y + c0, 8);
             continue;
         }
