@@ -56,6 +56,18 @@ static inline __m512 load_bf16x16_mask(const uint16_t *p, __mmask16 m) {
  * loop below (the passes cost too much on short rows, e.g. attention's). */
 #define PL_F16_ROWS 4
 #define PL_F16_COLS 4
+/* acc[r][c] += x row r . y column c over the 16 elements at i (mask m: all
+ * of them, or the tail), each row widened once for all the columns */
+PL_ALWAYS_INLINE void f16_tile_step(const uint16_t *const *xr, const uint16_t *const *yc, int64_t i, __mmask16 m,
+                                    __m512 acc[PL_F16_ROWS][PL_F16_COLS], const int nr, const int nc) {
+    __m512 xv[PL_F16_ROWS];
+    for (int r = 0; r < nr; r++) xv[r] = m == 0xffff ? load_f16x16(xr[r] + i) : load_f16x16_mask(xr[r] + i, m);
+    for (int c = 0; c < nc; c++) {
+        const __m512 yv = m == 0xffff ? load_f16x16(yc[c] + i) : load_f16x16_mask(yc[c] + i, m);
+        for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], yv, acc[r][c]);
+    }
+}
+
 PL_ALWAYS_INLINE void f16_tile_core(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *out, size_t os,
                                     const int nr, const int nc) {
     const int64_t n64 = n / 64 * 64, n16 = n / 16 * 16;
@@ -67,32 +79,10 @@ PL_ALWAYS_INLINE void f16_tile_core(int64_t n, const void *w, size_t ws, const v
         __m512 acc[PL_F16_ROWS][PL_F16_COLS];
         for (int r = 0; r < nr; r++)
             for (int c = 0; c < nc; c++) acc[r][c] = _mm512_setzero_ps();
-        for (int64_t i = 16 * k; i < n64; i += 64) {
-            __m512 xv[PL_F16_ROWS];
-            for (int r = 0; r < nr; r++) xv[r] = load_f16x16(xr[r] + i);
-            for (int c = 0; c < nc; c++) {
-                const __m512 yv = load_f16x16(yc[c] + i);
-                for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], yv, acc[r][c]);
-            }
-        }
+        for (int64_t i = 16 * k; i < n64; i += 64) f16_tile_step(xr, yc, i, 0xffff, acc, nr, nc);
         if (k == 0)
-            for (int64_t i = n64; i < n16; i += 16) {
-                __m512 xv[PL_F16_ROWS];
-                for (int r = 0; r < nr; r++) xv[r] = load_f16x16(xr[r] + i);
-                for (int c = 0; c < nc; c++) {
-                    const __m512 yv = load_f16x16(yc[c] + i);
-                    for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], yv, acc[r][c]);
-                }
-            }
-        if (k == 1 && n16 < n) {
-            const __mmask16 m = (__mmask16)((1u << (n - n16)) - 1);
-            __m512 xv[PL_F16_ROWS];
-            for (int r = 0; r < nr; r++) xv[r] = load_f16x16_mask(xr[r] + n16, m);
-            for (int c = 0; c < nc; c++) {
-                const __m512 yv = load_f16x16_mask(yc[c] + n16, m);
-                for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], yv, acc[r][c]);
-            }
-        }
+            for (int64_t i = n64; i < n16; i += 16) f16_tile_step(xr, yc, i, 0xffff, acc, nr, nc);
+        if (k == 1 && n16 < n) f16_tile_step(xr, yc, n16, (__mmask16)((1u << (n - n16)) - 1), acc, nr, nc);
         for (int r = 0; r < nr; r++)
             for (int c = 0; c < nc; c++) sk[k][r][c] = acc[r][c];
     }
