@@ -29,7 +29,7 @@ extern "C" {
 #define POCKETLLM_API
 #endif
 
-#define POCKETLLM_ABI_MAJOR 1
+#define POCKETLLM_ABI_MAJOR 2
 #define POCKETLLM_ABI_MINOR 0
 
 /* ------------------------------------------------------------------ */
@@ -218,9 +218,20 @@ POCKETLLM_API pocketllm_status pocketllm_gguf_writer_finish(pocketllm_gguf_write
 typedef struct pocketllm_model pocketllm_model;
 
 typedef struct pocketllm_model_params {
-    const char *device;   /* backend name; NULL or "cpu" for the CPU */
+    const char *device;   /* NULL or "cpu": the CPU; "vulkan": the first usable Vulkan
+                           * device (discrete GPUs first); "vulkan:N": device N of
+                           * pocketllm_vulkan_probe.  On a device the weights are uploaded
+                           * once, here, in their stored blocks, and every session's KV
+                           * cache and activations live there too: a model that does not
+                           * fit is refused (never split, never offloaded to the host) */
     int vocab_only;       /* load only the tokenizer */
     int n_threads;        /* worker threads; 0 = the physical core count */
+    uint64_t device_memory; /* the most bytes of the device the model may use; 0 = all the
+                             * device reports (to play a smaller device) */
+    /* progress of a long load (the upload of weights to a device): `done` of
+     * `total` bytes for `what` ("vulkan:0 (...)"); may be NULL */
+    void (*progress)(void *user, const char *what, uint64_t done, uint64_t total);
+    void *progress_user;
 } pocketllm_model_params;
 
 POCKETLLM_API pocketllm_model_params pocketllm_model_default_params(void);
@@ -228,6 +239,10 @@ POCKETLLM_API pocketllm_model_params pocketllm_model_default_params(void);
 POCKETLLM_API pocketllm_status pocketllm_model_open(const char *path, const pocketllm_model_params *params,
                                                     pocketllm_model **out);
 POCKETLLM_API void pocketllm_model_close(pocketllm_model *model);
+/* The device the model runs on ("cpu", or e.g. "vulkan:0 (NVIDIA H200)"),
+ * and on a device the bytes allocated there now and the most it may use
+ * (both 0 on the CPU); any pointer may be NULL. */
+POCKETLLM_API const char *pocketllm_model_device(const pocketllm_model *model, uint64_t *used, uint64_t *budget);
 /* general.architecture, or "" for a vocabulary-only file. */
 POCKETLLM_API const char *pocketllm_model_arch(const pocketllm_model *model);
 /* Tokens in the vocabulary (0 when the file has no tokenizer). */
@@ -721,6 +736,40 @@ typedef struct pocketllm_cuda_info {
 
 /* Probe the NVIDIA driver at run time (dlopen), needing nothing installed. */
 POCKETLLM_API pocketllm_status pocketllm_cuda_probe(pocketllm_cuda_info *out);
+
+/* Vulkan devices, as the Vulkan backend sees them. */
+typedef struct pocketllm_vulkan_device {
+    char name[256];
+    char type[16];            /* "discrete", "integrated", "virtual", "cpu" (a software
+                               * rasterizer such as Mesa's lavapipe) or "other" */
+    char driver[600];         /* driver name and version text */
+    char api_version[16];     /* "1.3.230" */
+    uint32_t vendor_id, device_id;
+    uint32_t n_heaps;
+    uint64_t heap_bytes[8];
+    int heap_device_local[8];
+    uint64_t device_local_bytes; /* the largest device-local heap: the budget of a model */
+    uint32_t subgroup_size;   /* as the driver reports it (lavapipe 8, NVIDIA 32, AMD 64) */
+    int fp16;                 /* shaderFloat16 */
+    int int8_dot;             /* shaderIntegerDotProduct: the int8 dot-product shaders run */
+    int int8_dot_accelerated; /* ... and the driver says they are fast */
+    int cooperative_matrix;   /* VK_KHR_cooperative_matrix is offered */
+    int cooperative_matrix_nv;/* VK_NV_cooperative_matrix is offered */
+    int usable;               /* the backend can run on it */
+    char why_not[160];        /* when not usable */
+} pocketllm_vulkan_device;
+
+typedef struct pocketllm_vulkan_info {
+    int loader_loaded;        /* libvulkan.so.1 could be loaded */
+    char instance_version[16];
+    int device_count;         /* devices listed (at most 8) */
+    pocketllm_vulkan_device devices[8];
+    char reason[256];         /* why there is no usable device, "" if there is one */
+} pocketllm_vulkan_info;
+
+/* Ask the Vulkan loader (dlopen, at run time: nothing is needed to build or
+ * run without it) which devices there are. */
+POCKETLLM_API pocketllm_status pocketllm_vulkan_probe(pocketllm_vulkan_info *out);
 
 /* ------------------------------------------------------------------ */
 /* Backends, ops and architectures: what this build can run            */

@@ -74,6 +74,7 @@ struct pl_compute {
     const char *backend;     /* "cpu", ... */
     pocketllm_status status; /* first failure of the current pass, POCKETLLM_OK if none */
     uint64_t reserved_bytes; /* memory reserve() holds (the instance's own scratch) */
+    bool device_memory;      /* buffers are device memory: the host reads them only through download() */
     pl_mul_mat_observer observe_mul_mat; /* NULL when off: one test per matmul */
     void *observe_user;
 };

@@ -10,6 +10,13 @@
 static const pl_backend pl_backends[] = {
     {"cpu", "the host CPU (x86-64 with runtime SIMD dispatch, portable C elsewhere)",
      POCKETLLM_BACKEND_IMPLEMENTED, "", pl_cpu_supports, pl_cpu_compute_default},
+#ifdef PL_HAVE_VULKAN
+    {"vulkan", "GPUs through Vulkan 1.2+ (NVIDIA, AMD, Intel, Adreno, Mali; Mesa's lavapipe on the CPU)",
+     POCKETLLM_BACKEND_IMPLEMENTED, "", pl_vk_supports, NULL},
+#else
+    {"vulkan", "GPUs through Vulkan 1.2+", POCKETLLM_BACKEND_DECLARED,
+     "not in this build: glslc and the Vulkan headers were missing when it was built", NULL, NULL},
+#endif
     {"cuda", "NVIDIA GPUs", POCKETLLM_BACKEND_DECLARED,
      "waits for the CUDA kernels (CUDA toolkit 13, nvcc) -- not written yet", NULL, NULL},
     {"cann", "Huawei Ascend NPUs", POCKETLLM_BACKEND_DECLARED, "waits for the Ascend CANN toolkit", NULL, NULL},

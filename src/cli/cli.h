@@ -49,6 +49,25 @@ bool cli_parse_f64(const char *s, double lo, double hi, double *out);
  * (*i moved past the value).  *on gets 1 for "on", 0 for "off"; for a bad
  * or missing value the usage is printed and *rc is its exit code (else 0). */
 bool cli_opt_flash(int argc, char **argv, int *i, const char *cmd, int *on, int *rc);
+/* The device a command opens its model on. */
+typedef struct cli_device {
+    const char *name; /* NULL: the CPU */
+    uint64_t memory;  /* --device-memory (0: all the device has) */
+} cli_device;
+/* --device NAME or --device-memory SIZE at argv[*i]: true when it is one
+ * (*i moved past the value); a bad value prints the usage and sets *rc. */
+bool cli_opt_device(int argc, char **argv, int *i, const char *cmd, cli_device *d, int *rc);
+/* Fill the model parameters' device fields (and the upload's progress
+ * line); POCKETLLM_DEVICE_MEMORY stands in for --device-memory.  0 or the
+ * usage exit code. */
+int cli_device_params(const char *cmd, const cli_device *d, pocketllm_model_params *mp);
+/* The --help lines of the two options. */
+#define CLI_DEVICE_HELP                                                                                                \
+    "  --device D         cpu (default), vulkan (the first usable GPU) or vulkan:N\n"                                    \
+    "                     (see 'pocketllm devices'); the model must fit the device\n"                                    \
+    "  --device-memory S  use at most S bytes of the device (512M, 4G): play a smaller\n"                               \
+    "                     device (also POCKETLLM_DEVICE_MEMORY)\n"
+
 /* Sizes such as 512M, 4GiB, 8G, 1000000 (bytes). */
 bool cli_parse_size(const char *s, uint64_t *out);
 

@@ -49,6 +49,8 @@ int run_common_opt(int argc, char **argv, int *i, run_common *c, const char *cmd
         c->n_batch = n;
     } else if (cli_opt_flash(argc, argv, i, cmd, &c->flash_attn, &rc)) {
         if (rc) return -1;
+    } else if (cli_opt_device(argc, argv, i, cmd, &c->device, &rc)) {
+        if (rc) return -1;
     } else if (cli_opt(argc, argv, i, "--kv", &v, &err)) {
         if (err) return cli_usage(cmd, "--kv %s", err), -1;
         if (!strcmp(v, "f16")) c->kv_type = 1;
@@ -123,6 +125,8 @@ int run_common_open(const run_common *c, run_state *s, const char *cmd) {
     memset(s, 0, sizeof *s);
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = (int)c->n_threads;
+    int rc = cli_device_params(cmd, &c->device, &mp);
+    if (rc) return rc;
     pocketllm_status st = pocketllm_model_open(c->model, &mp, &s->model);
     if (st) return cli_lib_error(cmd, st);
     if (c->ids) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "pocketllm.h"
 
 typedef struct run_common {
@@ -17,6 +18,7 @@ typedef struct run_common {
     int64_t n_threads, n_ctx, n_batch;
     uint32_t kv_type;
     int flash_attn; /* --flash-attn on */
+    cli_device device;
 } run_common;
 
 typedef struct run_state {

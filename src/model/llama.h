@@ -40,9 +40,8 @@ typedef struct pl_llama {
     const float *output_norm;
     pl_weight output; /* token_embd itself when the embeddings are tied */
     const float *output_bias;
-    /* f32 copies of vectors stored in f16/bf16 (small; matrices are never copied) */
-    float **owned;
-    size_t n_owned;
+    /* (f32 copies of vectors stored in f16/bf16 are the model's consts:
+     * small, and matrices are never copied) */
 } pl_llama;
 
 void pl_llama_forward(const pl_model *m, struct pl_forward *f);

@@ -104,13 +104,8 @@ static pocketllm_status vector(const loader *ld, const char *name, int64_t n, bo
     if (t->type != PL_TYPE_F16 && t->type != PL_TYPE_BF16)
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "tensor %s is %s; vectors must be f32, f16 or bf16", name,
                        pocketllm_type_name(t->type));
-    pl_llama *L = ld->L;
-    float **grown = realloc(L->owned, (L->n_owned + 1) * sizeof *grown);
-    if (!grown) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-    L->owned = grown;
-    float *f = malloc((size_t)n * sizeof *f);
-    if (!f) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-    L->owned[L->n_owned++] = f;
+    float *f = pl_model_const_alloc(ld->m, (size_t)n * sizeof *f);
+    if (!f) return POCKETLLM_ERR_NO_MEMORY;
     const uint16_t *h = (const uint16_t *)t->data;
     for (int64_t i = 0; i < n; i++) f[i] = t->type == PL_TYPE_F16 ? pl_f16_to_f32(h[i]) : pl_bf16_to_f32(h[i]);
     *out = f;
@@ -207,8 +202,6 @@ static pocketllm_status bind_layer(loader *ld, int64_t il, pl_llama_layer *ly) {
 static void llama_unload(pl_model *m) {
     pl_llama *L = m->weights;
     if (!L) return;
-    for (size_t i = 0; i < L->n_owned; i++) free(L->owned[i]);
-    free(L->owned);
     free(L->layers);
     free(L);
     m->weights = NULL;

@@ -32,7 +32,21 @@ struct pocketllm_model {
     void *weights;               /* the architecture's loaded state, owned by arch */
     int n_threads;
     pl_model_dims dims;          /* valid when arch is set */
+    struct pl_device *device;    /* the accelerator the weights live on; NULL: the CPU */
+    /* host memory the architecture made for the graph to read as weights
+     * (f32 copies of f16 vectors): uploaded with the tensors */
+    struct pl_model_const *consts;
+    size_t n_consts;
 };
+
+typedef struct pl_model_const {
+    void *p;
+    size_t bytes;
+} pl_model_const;
+
+/* Host memory of `bytes` the model keeps (and frees) for its graph, which
+ * reaches the device with the tensors; NULL with a message. */
+void *pl_model_const_alloc(struct pocketllm_model *m, size_t bytes);
 
 typedef struct pocketllm_model pl_model;
 

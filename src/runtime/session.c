@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/device.h"
 #include "base/checked.h"
 #include "base/error.h"
 #include "model/forward.h"
@@ -34,7 +35,8 @@ struct pocketllm_session {
     bool flash_attn;
     float *scratch;
     int32_t *pos;          /* n_batch positions of the current pass */
-    float *logits;         /* logits_cap rows of n_vocab */
+    float *logits;         /* logits_cap rows of n_vocab (compute memory) */
+    float *host_logits;    /* their host copy when that is device memory (only the rows asked for come back) */
     int64_t logits_cap;
     int64_t logits_rows;   /* rows kept by the last eval (0 = none) */
     /* several sequences (n_seq > 1); sequence k owns cache rows
@@ -49,6 +51,8 @@ struct pocketllm_session {
     int64_t *batch_row;    /* per token of the last eval_batch: its logits row, or -1 */
     size_t batch_cap, batch_n;
 };
+
+static pocketllm_status device_room(const pl_model *m, uint32_t kv_type, int64_t kv_rows, int64_t n_batch);
 
 pocketllm_session_params pocketllm_session_default_params(void) {
     pocketllm_session_params p = {.n_ctx = 0, .n_batch = 0, .kv_type = PL_TYPE_F16, .n_threads = 0, .flash_attn = 0};
@@ -67,6 +71,7 @@ void pocketllm_session_free(pocketllm_session *s) {
         s->c->ops->release(s->c, s->logits);
         s->c->ops->free(s->c);
     }
+    free(s->host_logits);
     free(s->pos);
     free(s->seq_past);
     free(s->seq_add);
@@ -114,8 +119,8 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     s->n_batch = n_batch;
     s->flash_attn = p.flash_attn == 1;
     s->n_seq = n_seq;
-    const pl_backend *be = pl_backend_find("cpu");
-    pocketllm_status st = be->compute_new(n_threads, &s->c);
+    pocketllm_status st = m->device ? m->device->ops->compute_new(m->device, n_threads, &s->c)
+                                    : pl_backend_find("cpu")->compute_new(n_threads, &s->c);
     if (st) goto fail;
     pl_compute_limits lim = {n_batch, d->max_in, n_ctx, d->head_dim};
     if ((st = s->c->ops->reserve(s->c, &lim))) goto fail;
@@ -124,6 +129,7 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
         st = pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "%u sequences of %lld positions are too many", n_seq, (long long)n_ctx);
         goto fail;
     }
+    if (m->device && (st = device_room(m, p.kv_type, (int64_t)rows, n_batch))) goto fail;
     if ((st = pl_kv_cache_new(s->c, p.kv_type, d->n_layer, (int64_t)rows, d->kv_dim, &s->kv))) goto fail;
     uint64_t floats = m->arch->scratch_floats(m, n_batch);
     if (floats > SIZE_MAX / sizeof(float)) {
@@ -150,6 +156,18 @@ fail:
     return st;
 }
 
+/* On a device, the whole of what the session will allocate there must fit
+ * next to the weights: refused up front with one line saying how much. */
+static pocketllm_status device_room(const pl_model *m, uint32_t kv_type, int64_t kv_rows, int64_t n_batch) {
+    const pl_device *dev = m->device;
+    const uint64_t kv = (uint64_t)m->dims.n_layer * 2 * (uint64_t)kv_rows * (uint64_t)m->dims.kv_dim *
+                        (kv_type == PL_TYPE_F16 ? 2 : 4);
+    const uint64_t need = kv + m->arch->scratch_floats(m, n_batch) * sizeof(float) + (uint64_t)m->dims.n_vocab * 4;
+    if (dev->memory_used + need > dev->memory)
+        return pl_device_no_room(dev, need, "the KV cache, activations and logits of the session");
+    return POCKETLLM_OK;
+}
+
 /* Room for `rows` rows of logits. */
 static pocketllm_status logits_reserve(pocketllm_session *s, int64_t rows) {
     if (rows <= s->logits_cap) return POCKETLLM_OK;
@@ -158,11 +176,31 @@ static pocketllm_status logits_reserve(pocketllm_session *s, int64_t rows) {
         return pl_fail(POCKETLLM_ERR_NO_MEMORY, "logits of %lld positions are too large", (long long)rows);
     float *l = s->c->ops->alloc(s->c, (size_t)bytes);
     if (!l) return POCKETLLM_ERR_NO_MEMORY;
+    if (s->c->device_memory) {
+        float *h = realloc(s->host_logits, (size_t)bytes);
+        if (!h) {
+            s->c->ops->release(s->c, l);
+            return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for logits of %lld positions", (long long)rows);
+        }
+        s->host_logits = h;
+    }
     s->c->ops->release(s->c, s->logits);
     s->logits = l;
     s->logits_cap = rows;
     return POCKETLLM_OK;
 }
+
+/* Bring rows [0, rows) of the logits to the host when they are device
+ * memory: this is where a pass on a GPU is submitted and waited for. */
+static pocketllm_status fetch_logits(pocketllm_session *s, int64_t rows) {
+    if (!s->c->device_memory || rows == 0) return POCKETLLM_OK;
+    s->c->status = POCKETLLM_OK;
+    s->c->ops->download(s->c, s->host_logits, s->logits, (size_t)rows * (size_t)s->m->dims.n_vocab * sizeof(float));
+    return s->c->status;
+}
+
+/* The logits as the host reads them. */
+static const float *host_logits(const pocketllm_session *s) { return s->c->device_memory ? s->host_logits : s->logits; }
 
 pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids, size_t n, int all_logits) {
     if (!s || (!ids && n)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval: NULL argument");
@@ -206,6 +244,7 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
         if (c->status) return c->status; /* the rows it wrote past the filled positions are never read */
         done += k;
     }
+    if ((st = fetch_logits(s, all_logits ? (int64_t)n : 1))) return st;
     s->seq_past[0] += (int64_t)n;
     s->logits_rows = all_logits ? (int64_t)n : 1;
     s->batch_n = 0;
@@ -216,7 +255,7 @@ const float *pocketllm_session_logits(const pocketllm_session *s, int32_t i) {
     if (!s || s->logits_rows == 0) return NULL;
     if (i == -1) i = (int32_t)s->logits_rows - 1;
     if (i < 0 || i >= s->logits_rows) return NULL;
-    return s->logits + (size_t)i * (size_t)s->m->dims.n_vocab;
+    return host_logits(s) + (size_t)i * (size_t)s->m->dims.n_vocab;
 }
 
 uint32_t pocketllm_session_n_past(const pocketllm_session *s) { return s ? (uint32_t)s->seq_past[0] : 0; }
@@ -352,6 +391,10 @@ pocketllm_status pocketllm_session_eval_batch(pocketllm_session *s, const pocket
             return st;
         }
     }
+    if ((st = fetch_logits(s, row))) {
+        for (uint32_t q = 0; q < s->n_seq; q++) s->seq_add[q] = 0;
+        return st;
+    }
     for (uint32_t q = 0; q < s->n_seq; q++) {
         s->seq_past[q] += s->seq_add[q];
         s->seq_add[q] = 0;
@@ -362,5 +405,5 @@ pocketllm_status pocketllm_session_eval_batch(pocketllm_session *s, const pocket
 
 const float *pocketllm_session_batch_logits(const pocketllm_session *s, size_t i) {
     if (!s || i >= s->batch_n || s->batch_row[i] < 0) return NULL;
-    return s->logits + (size_t)s->batch_row[i] * (size_t)s->m->dims.n_vocab;
+    return host_logits(s) + (size_t)s->batch_row[i] * (size_t)s->m->dims.n_vocab;
 }

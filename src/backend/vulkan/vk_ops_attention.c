@@ -1,0 +1,155 @@
+/*
+ * vk_ops_attention.c -- rotary embedding, the KV-cache store and causal
+ * attention on the Vulkan backend.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/vulkan/vk_compute.h"
+#include "base/error.h"
+#include "quant/types.h"
+
+/* The cos/sin table of the positions, made on the host by the
+ * reference's own pl_rope_angles and put in the ring; the last one is
+ * reused while positions and parameters are unchanged (every layer's q
+ * and k of a pass). */
+static VkDeviceAddress rope_table(pl_vk_compute *vc, const pl_rope_params *rp, int64_t n_tok, const int32_t *pos) {
+    if (vc->rope_n == n_tok && vc->rope_addr && memcmp(&vc->rope_rp, rp, sizeof *rp) == 0 &&
+        memcmp(vc->rope_pos, pos, (size_t)n_tok * sizeof *pos) == 0)
+        return vc->rope_addr;
+    const size_t bytes = (size_t)(n_tok * rp->n_rot) * sizeof(float);
+    float *tab = malloc(bytes ? bytes : 4);
+    if (n_tok > vc->rope_cap) {
+        int32_t *p = realloc(vc->rope_pos, (size_t)n_tok * sizeof *p);
+        if (p) vc->rope_pos = p, vc->rope_cap = n_tok;
+    }
+    if (!tab || n_tok > vc->rope_cap) {
+        free(tab);
+        pl_compute_fail(&vc->base, pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory"));
+        return 0;
+    }
+    for (int64_t t = 0; t < n_tok; t++) pl_rope_angles(rp, pos[t], tab + t * rp->n_rot);
+    vc->rope_n = 0;
+    const VkDeviceAddress a = pl_vk_ring_put(vc, tab, bytes);
+    free(tab);
+    if (!a) return 0;
+    vc->rope_addr = a;
+    vc->rope_rp = *rp;
+    memcpy(vc->rope_pos, pos, (size_t)n_tok * sizeof *pos);
+    vc->rope_n = n_tok;
+    return a;
+}
+
+void pl_vk_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
+                int64_t head_dim, const int32_t *pos) {
+    pl_vk_compute *vc = pl_vkc(c);
+    if (c->status || n_tok <= 0) return;
+    const size_t bytes = (size_t)(n_tok * n_head * head_dim) * 4;
+    const VkDeviceAddress xa = pl_vk_operand(vc, x, bytes, "rope");
+    const VkDeviceAddress ya = pl_vk_operand(vc, y, bytes, "rope");
+    const VkDeviceAddress ta = c->status ? 0 : rope_table(vc, rp, n_tok, pos);
+    if (c->status) return;
+    struct {
+        uint32_t x[2], y[2], table[2];
+        uint32_t n_tok, n_head, head_dim, n_rot, neox;
+    } pc = {.n_tok = (uint32_t)n_tok,
+            .n_head = (uint32_t)n_head,
+            .head_dim = (uint32_t)head_dim,
+            .n_rot = (uint32_t)rp->n_rot,
+            .neox = rp->mode == PL_ROPE_NEOX};
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.y, ya);
+    pl_vk_put_addr(pc.table, ta);
+    const uint64_t per_head = (uint64_t)(rp->n_rot / 2 + (head_dim - rp->n_rot));
+    const pl_vk_range rd[2] = {{xa, xa + bytes}, {ta, ta + (size_t)(n_tok * rp->n_rot) * 4}}, wr = {ya, ya + bytes};
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    pl_vk_grid(((uint64_t)(n_tok * n_head) * per_head + PL_VK_WG - 1) / PL_VK_WG, g);
+    pl_vk_dispatch(vc, "rope", spec, 1, &pc, sizeof pc, g, rd, 2, &wr, 1);
+}
+
+void pl_vk_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
+    pl_vk_compute *vc = pl_vkc(c);
+    if (c->status || n <= 0) return;
+    const bool f16 = type == PL_TYPE_F16;
+    const size_t dbytes = (size_t)n * (f16 ? 2 : 4);
+    const VkDeviceAddress xa = pl_vk_operand(vc, x, (size_t)n * 4, "kv_store");
+    const VkDeviceAddress da = pl_vk_operand(vc, dst, dbytes, "kv_store");
+    if (c->status) return;
+    struct {
+        uint32_t x[2], dst[2];
+        uint32_t n, dst_half, f16;
+    } pc = {.n = (uint32_t)n, .dst_half = (uint32_t)(da & 3) / 2, .f16 = f16};
+    const VkDeviceAddress base = da & ~(VkDeviceAddress)3;
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.dst, base);
+    /* whole words are written: the hazard covers them */
+    const pl_vk_range rd = {xa, xa + (size_t)n * 4}, wr = {base, (da + dbytes + 3) & ~(VkDeviceAddress)3};
+    const uint64_t inv = f16 ? ((uint64_t)pc.dst_half + (uint64_t)n + 1) / 2 : (uint64_t)n;
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    pl_vk_grid((inv + PL_VK_WG - 1) / PL_VK_WG, g);
+    pl_vk_dispatch(vc, "kv_store", spec, 1, &pc, sizeof pc, g, &rd, 1, &wr, 1);
+}
+
+/* Scores held in shared memory up to this many positions; longer contexts
+ * go through the scratch. */
+#define PL_VK_SH_SCORES 2048
+#define PL_VK_ATT_WG 128
+
+void pl_vk_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
+                     const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {
+    pl_vk_compute *vc = pl_vkc(c);
+    if (c->status || n_tok <= 0) return;
+    if (ap->head_dim > 1024) {
+        pl_compute_fail(c, pl_fail(POCKETLLM_ERR_UNSUPPORTED, "vulkan: attention: head_dim %lld > 1024",
+                                   (long long)ap->head_dim));
+        return;
+    }
+    const bool f16 = ap->kv_type == PL_TYPE_F16;
+    const int64_t kv_dim = ap->n_head_kv * ap->head_dim, n_kv = pos0 + n_tok;
+    const size_t qbytes = (size_t)(n_tok * ap->n_head * ap->head_dim) * 4;
+    const size_t cbytes = (size_t)(n_kv * kv_dim) * (f16 ? 2 : 4);
+    const VkDeviceAddress qa = pl_vk_operand(vc, q, qbytes, "attention");
+    const VkDeviceAddress ka = pl_vk_operand(vc, k_cache, cbytes, "attention");
+    const VkDeviceAddress va = pl_vk_operand(vc, v_cache, cbytes, "attention");
+    const VkDeviceAddress oa = pl_vk_operand(vc, out, qbytes, "attention");
+    if (c->status) return;
+    struct {
+        uint32_t q[2], k[2], v[2], out[2], scores[2];
+        uint32_t k_half, v_half, n_head, n_head_kv, head_dim, kv_dim, pos0, t0, h0, score_stride;
+        float scale;
+        uint32_t flags;
+    } pc = {.k_half = (uint32_t)(ka & 3) / 2,
+            .v_half = (uint32_t)(va & 3) / 2,
+            .n_head = (uint32_t)ap->n_head,
+            .n_head_kv = (uint32_t)ap->n_head_kv,
+            .head_dim = (uint32_t)ap->head_dim,
+            .kv_dim = (uint32_t)kv_dim,
+            .pos0 = (uint32_t)pos0,
+            .score_stride = (uint32_t)n_kv,
+            .scale = ap->scale,
+            .flags = (f16 ? 1u : 0u) | (ap->flash ? 2u : 0u)};
+    pl_vk_put_addr(pc.q, qa);
+    pl_vk_put_addr(pc.k, ka & ~(VkDeviceAddress)3);
+    pl_vk_put_addr(pc.v, va & ~(VkDeviceAddress)3);
+    pl_vk_put_addr(pc.out, oa);
+    pl_vk_put_addr(pc.scores, vc->scores->addr);
+    const pl_vk_range rd[3] = {{qa, qa + qbytes}, {ka, ka + cbytes}, {va, va + cbytes}};
+    pl_vk_range wr[2] = {{oa, oa + qbytes}, {vc->scores->addr, vc->scores->addr + vc->scores->bytes}};
+    const uint32_t spec[2] = {PL_VK_ATT_WG, PL_VK_SH_SCORES};
+    /* how many (row, head) work groups the scratch holds at once */
+    int64_t tok_chunk = n_tok, head_chunk = ap->n_head;
+    const bool scratch = n_kv > PL_VK_SH_SCORES;
+    if (scratch) {
+        const int64_t fit = (int64_t)(vc->scores->bytes / ((size_t)n_kv * 4));
+        if (fit >= ap->n_head) tok_chunk = fit / ap->n_head < n_tok ? fit / ap->n_head : n_tok;
+        else tok_chunk = 1, head_chunk = fit > 0 ? fit : 1;
+    }
+    for (int64_t t0 = 0; t0 < n_tok && !c->status; t0 += tok_chunk)
+        for (int64_t h0 = 0; h0 < ap->n_head && !c->status; h0 += head_chunk) {
+            pc.t0 = (uint32_t)t0;
+            pc.h0 = (uint32_t)h0;
+            const uint32_t g[3] = {(uint32_t)(h0 + head_chunk <= ap->n_head ? head_chunk : ap->n_head - h0),
+                                   (uint32_t)(t0 + tok_chunk <= n_tok ? tok_chunk : n_tok - t0), 1};
+            pl_vk_dispatch(vc, "attention", spec, 2, &pc, sizeof pc, g, rd, 3, wr, scratch ? 2 : 1);
+        }
+}
