@@ -98,6 +98,36 @@ static uint32_t tokens_per_group(int64_t n_tok) {
 }
 
 #define PL_VK_MV_ROWS 2
+/* More tokens than this go through the tiled GEMM (64 x 64 tiles): below
+ * it the matrix-vector shaders read each weight row once per 8 tokens. */
+#define PL_VK_GEMM_MIN_TOKENS 8
+/* shared memory the GEMM shaders take */
+#define PL_VK_GEMM_SHARED 24576
+
+static bool use_gemm(const pl_vk_compute *vc, int64_t n_tok) {
+    return n_tok > PL_VK_GEMM_MIN_TOKENS && vc->d->caps.max_shared >= PL_VK_GEMM_SHARED;
+}
+
+/* The grid and specialization of a matrix product: the GEMM's 64 x 64
+ * tiles, or the matrix-vector shader's ROWS x NT. */
+static void mm_shape(const pl_vk_compute *vc, const pl_weight *w, int64_t n_tok, uint32_t spec[3], uint32_t *n_spec,
+                     uint32_t g[3], const char **kind) {
+    if (use_gemm(vc, n_tok)) {
+        spec[0] = 256;
+        *n_spec = 1;
+        g[0] = (uint32_t)((w->n_out + 63) / 64);
+        g[1] = (uint32_t)((n_tok + 63) / 64);
+        *kind = "gemm";
+    } else {
+        const uint32_t nt = tokens_per_group(n_tok);
+        spec[0] = 128, spec[1] = PL_VK_MV_ROWS, spec[2] = nt;
+        *n_spec = 3;
+        g[0] = (uint32_t)((w->n_out + PL_VK_MV_ROWS - 1) / PL_VK_MV_ROWS);
+        g[1] = (uint32_t)((n_tok + nt - 1) / nt);
+        *kind = "matvec";
+    }
+    g[2] = 1;
+}
 
 static void matvec_float(pl_vk_compute *vc, const pl_weight *w, VkDeviceAddress wa, uint32_t w_off, size_t wbytes,
                          const float *x, int64_t n_tok, float *y) {
@@ -116,14 +146,13 @@ static void matvec_float(pl_vk_compute *vc, const pl_weight *w, VkDeviceAddress 
     pl_vk_put_addr(pc.w, wa);
     pl_vk_put_addr(pc.x, xa);
     pl_vk_put_addr(pc.y, ya);
-    const uint32_t nt = tokens_per_group(n_tok);
-    const uint32_t spec[3] = {128, PL_VK_MV_ROWS, nt};
-    const uint32_t g[3] = {(uint32_t)((w->n_out + PL_VK_MV_ROWS - 1) / PL_VK_MV_ROWS), (uint32_t)((n_tok + nt - 1) / nt),
-                           1};
+    uint32_t spec[3], n_spec, g[3];
+    const char *kind;
+    mm_shape(vc, w, n_tok, spec, &n_spec, g, &kind);
     const pl_vk_range rd[2] = {{wa, wa + w_off + wbytes}, {xa, xa + xbytes}}, wr = {ya, ya + ybytes};
     char name[64];
-    snprintf(name, sizeof name, "matvec_%s", pl_type_get(w->type)->name);
-    pl_vk_dispatch(vc, name, spec, 3, &pc, sizeof pc, g, rd, 2, &wr, 1);
+    snprintf(name, sizeof name, "%s_%s", kind, pl_type_get(w->type)->name);
+    pl_vk_dispatch(vc, name, spec, n_spec, &pc, sizeof pc, g, rd, 2, &wr, 1);
 }
 
 /* Round x (n_tok rows of n_in) to the 8-bit blocks of activation type at
@@ -176,14 +205,13 @@ static void matvec_quant(pl_vk_compute *vc, const pl_weight *w, VkDeviceAddress 
     pl_vk_put_addr(pc.sums, base + vc->act_s_off);
     pl_vk_put_addr(pc.y, ya);
     pl_vk_put_addr(pc.tables, vc->d->tables->addr);
-    const uint32_t nt = tokens_per_group(n_tok);
-    const uint32_t spec[3] = {128, PL_VK_MV_ROWS, nt};
-    const uint32_t g[3] = {(uint32_t)((w->n_out + PL_VK_MV_ROWS - 1) / PL_VK_MV_ROWS), (uint32_t)((n_tok + nt - 1) / nt),
-                           1};
+    uint32_t spec[3], n_spec, g[3];
+    const char *kind;
+    mm_shape(vc, w, n_tok, spec, &n_spec, g, &kind);
     const pl_vk_range rd[2] = {{wa, wa + w_off + wbytes}, {base, base + vc->act->bytes}}, wr = {ya, ya + ybytes};
     char name[64];
-    snprintf(name, sizeof name, "matvec_%s%s", pl_type_get(w->type)->name, vc->d->no_int_dot ? "_nodot" : "");
-    pl_vk_dispatch(vc, name, spec, 3, &pc, sizeof pc, g, rd, 2, &wr, 1);
+    snprintf(name, sizeof name, "%s_%s%s", kind, pl_type_get(w->type)->name, vc->d->no_int_dot ? "_nodot" : "");
+    pl_vk_dispatch(vc, name, spec, n_spec, &pc, sizeof pc, g, rd, 2, &wr, 1);
 }
 
 static bool check_shape(pl_vk_compute *vc, const pl_weight *w) {

@@ -3,7 +3,8 @@
 # CMakeLists.txt when the Vulkan backend is built; sets PL_VK_EMBED_SOURCE
 # to the generated C file.  Variants: one per float weight type and
 # quantized weight type (each types/<name>.glsl makes get_rows_<name>,
-# matvec_<name> with int8 dot products and matvec_<name>_nodot without),
+# matvec_<name> and gemm_<name> with int8 dot products, and _nodot
+# variants of both without),
 # one per activation block type.
 set(PL_VK_SHADER_DIR ${CMAKE_SOURCE_DIR}/src/backend/vulkan/shaders)
 set(PL_VK_SPV_DIR ${CMAKE_BINARY_DIR}/vk_spv)
@@ -36,6 +37,7 @@ foreach(t f32 f16 bf16)
   string(TOUPPER ${t} T)
   pl_vk_shader(get_rows_${t} get_rows_f PL_${T})
   pl_vk_shader(matvec_${t} matvec_f PL_${T})
+  pl_vk_shader(gemm_${t} gemm_f PL_${T})
 endforeach()
 foreach(a q8_0 q8_1 q8_K)
   string(TOUPPER ${a} A)
@@ -48,6 +50,8 @@ foreach(f ${PL_VK_TYPE_FILES})
   pl_vk_shader(get_rows_${t} get_rows_q PL_TYPE_${T})
   pl_vk_shader(matvec_${t} matvec_q PL_TYPE_${T} PL_INT_DOT)
   pl_vk_shader(matvec_${t}_nodot matvec_q PL_TYPE_${T})
+  pl_vk_shader(gemm_${t} gemm_q PL_TYPE_${T} PL_INT_DOT)
+  pl_vk_shader(gemm_${t}_nodot gemm_q PL_TYPE_${T})
 endforeach()
 
 set(PL_VK_EMBED_SOURCE ${CMAKE_BINARY_DIR}/vk_shaders_embed.c)
