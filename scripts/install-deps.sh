@@ -13,6 +13,8 @@ PACKAGES=(
   python3                        # test scripts (JSON checks)
   python3-jinja2                 # the reference renderer of the chat-template tests (tests only)
   unicode-data                   # Unicode Character Database: the tokenizer's tables are generated from it at build time
+  glslc libvulkan-dev            # the Vulkan backend's build: GLSL -> SPIR-V compiler, Vulkan headers
+  libvulkan1 mesa-vulkan-drivers # the Vulkan tests: the loader and Mesa's lavapipe (a Vulkan device on the CPU)
   git nodejs npm                 # fetching the llama.cpp oracle (npm package, git bundle)
   ca-certificates
 )

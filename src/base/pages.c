@@ -27,3 +27,9 @@ void pl_pages_prepare(void *p, size_t bytes) {
     (void)p, (void)bytes;
 #endif
 }
+
+void pl_pages_drop(const void *p, size_t bytes) {
+    const uintptr_t lo = ((uintptr_t)p + PL_PAGES_ALIGN - 1) & ~(uintptr_t)(PL_PAGES_ALIGN - 1);
+    const uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(PL_PAGES_ALIGN - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}

@@ -1,6 +1,7 @@
 /*
  * pages.h -- preparing large long-lived buffers (KV caches, scratch) for
- * the access that follows: every page faulted in at once, up front.
+ * the access that follows: every page faulted in at once, up front; and
+ * giving back the pages of mapped weights a device holds a copy of.
  */
 #ifndef PL_PAGES_H
 #define PL_PAGES_H
@@ -16,5 +17,10 @@
  * contents.  Best effort: where the kernel cannot, the buffer is left as
  * it is (its pages then fault in on first use). */
 void pl_pages_prepare(void *p, size_t bytes);
+
+/* Let the kernel drop the resident pages of a read-only file mapping in
+ * [p, p + bytes) (whole pages inside it): they read back from the file if
+ * touched again.  For weights that now live on a device. */
+void pl_pages_drop(const void *p, size_t bytes);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "backend/device.h"
 #include "base/error.h"
+#include "base/pages.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -52,6 +53,10 @@ static pocketllm_status upload_weights(pl_model *m, const pocketllm_model_params
     qsort(r, k, sizeof *r, range_cmp);
     pocketllm_status st = m->device->ops->upload(m->device, r, k, p->progress, p->progress_user);
     free(r);
+    /* the host copy of the tensors is not needed any more (a host read,
+     * e.g. rope's frequency factors, pages it back in from the file) */
+    if (!st && m->gguf->mapped)
+        pl_pages_drop(m->gguf->base + m->gguf->data_offset, (size_t)(m->gguf->size - m->gguf->data_offset));
     return st;
 }
 

@@ -9,9 +9,11 @@
 # greedy_check NAME MODEL KV MARGIN N PROMPT_ARGS...
 #   PROMPT_ARGS is --prompt TEXT or --ids "1 2 3".  Both engines decode N
 #   tokens greedily; the prompt ids must be identical; the generated ids must
-#   be identical up to llama.cpp's first near-tie (its own top-1/top-2
-#   margin <= MARGIN, measured on llama.cpp's teacher-forced logits of the
-#   sequence it generated).  Sets GREEDY_IDS to "prompt ids + llama.cpp's
+#   be identical up to llama.cpp's first undecidable step: a near-tie (its
+#   own top-1/top-2 margin <= MARGIN, measured on llama.cpp's teacher-forced
+#   logits of the sequence it generated) or a step where its run with the
+#   other attention path (flash on instead of off, or off instead of on)
+#   chose differently.  Sets GREEDY_IDS to "prompt ids + llama.cpp's
 #   ids" for a later logits_check.
 # logits_check NAME MODEL KV MARGIN MAX_REL IDS
 #   Teacher-forced logits of every position: argmax agreement at every
@@ -19,6 +21,11 @@
 #   MAX_REL of llama.cpp's logit range (reported either way).
 BIN=$PL_BIN
 FA=${FA:-off}
+# llama.cpp's other attention path: where its two runs part, it was undecided
+FA_OTHER=$([ "$FA" = on ] && echo off || echo on)
+# PL_DEVICE=vulkan runs our side on that device (tests/oracle/test_vulkan_*.sh)
+DEV_ARGS=()
+[ -n "${PL_DEVICE:-}" ] && DEV_ARGS=(--device "$PL_DEVICE")
 GREEDY_IDS=
 COMPARE=$PL_TOOLS/pl_compare
 
@@ -28,7 +35,9 @@ greedy_check() {
     local t=$PL_TMP/greedy
     expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA" --kv "$kv" -t 1 || return 1
     cp "$PL_TMP/out" "$t.ref"
-    expect_rc 0 "$BIN" run --model "$model" "$@" -n "$n" --kv "$kv" --flash-attn "$FA" --print-ids || return 1
+    expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA_OTHER" --kv "$kv" -t 1 || return 1
+    cp "$PL_TMP/out" "$t.other"
+    expect_rc 0 "$BIN" run --model "$model" "$@" -n "$n" --kv "$kv" --flash-attn "$FA" --print-ids "${DEV_ARGS[@]}" || return 1
     sed -n 1p "$PL_TMP/out" >"$t.prompt"
     sed -n 2p "$PL_TMP/out" >"$t.ours"
     if [ "$1" = --prompt ]; then
@@ -45,10 +54,10 @@ greedy_check() {
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
     "$COMPARE" margins "$t.f32" "$vocab" $((np - 1)) >"$t.margins" || { fail "$name: pl_compare margins failed"; return 1; }
-    "$COMPARE" tokens "$t.ours" "$t.ref" --margins "$t.margins" --margin "$margin" >"$t.cmp"
+    "$COMPARE" tokens "$t.ours" "$t.ref" --margins "$t.margins" --margin "$margin" --other "$t.other" >"$t.cmp"
     local rc=$?
     ok
-    echo "$name (kv $kv, fa $FA, margin $margin): $(cat "$t.cmp")" >&2
+    echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}, margin $margin): $(cat "$t.cmp")" >&2
     [ $rc = 0 ] || fail "$name: greedy ids differ from llama.cpp: $(cat "$t.cmp")"
 }
 
@@ -58,10 +67,10 @@ logits_check() {
     expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa "$FA" --kv "$kv" -t 1 || return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
-    expect_rc 0 "$BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" || return 1
+    expect_rc 0 "$BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" "${DEV_ARGS[@]}" || return 1
     "$COMPARE" logits "$t.ours" "$t.ref" "$vocab" --margin "$margin" --max-rel-diff "$max_rel" >"$t.cmp"
     local rc=$?
     ok
-    echo "$name (kv $kv, fa $FA): $(head -1 "$t.cmp")" >&2
+    echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}): $(head -1 "$t.cmp")" >&2
     [ $rc = 0 ] || fail "$name: teacher-forced logits disagree: $(cat "$t.cmp")"
 }

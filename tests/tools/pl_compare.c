@@ -2,7 +2,7 @@
  * pl_compare.c -- the comparison rules of tests/common/compare.h as a
  * command, for shell tests:
  *
- *   pl_compare tokens OURS REF [--margins FILE --margin M]
+ *   pl_compare tokens OURS REF [--margins FILE --margin M] [--other REF2]
  *       OURS/REF: files holding whitespace-separated ids (or "-" ids inline
  *       with --ours-ids/--ref-ids); FILE: one margin per reference step.
  *   pl_compare logits OURS.f32 REF.f32 VOCAB [--margin M] [--max-rel-diff F]
@@ -73,9 +73,31 @@ static int cmd_tokens(int argc, char **argv) {
             free(s);
         }
     }
+    /* --other FILE: llama.cpp's ids from its other attention path (flash
+     * on when REF is off, or off when on): where its two runs part,
+     * llama.cpp itself did not decide, and the rest is not comparable */
+    size_t parted = SIZE_MAX;
+    for (int i = 4; i + 1 < argc; i += 2)
+        if (!strcmp(argv[i], "--other")) {
+            size_t n2;
+            int32_t *o2 = read_ids(argv[i + 1], &n2);
+            for (size_t k = 0; k < nr && parted == SIZE_MAX; k++)
+                if (k >= n2 || o2[k] != r[k]) parted = k;
+            free(o2);
+            if (parted != SIZE_MAX) {
+                if (!margins) {
+                    margins = calloc(nr + 1, sizeof *margins);
+                    for (size_t k = 0; k < nr; k++) margins[k] = INFINITY;
+                }
+                for (size_t k = parted; k < nr; k++) margins[k] = -INFINITY;
+            }
+        }
     token_report rep;
     compare_tokens(o, no, r, nr, margins, margin, &rep);
     printf("tokens: ours %zu, llama.cpp %zu, compared %zu", no, nr, rep.compared);
+    if (parted != SIZE_MAX && rep.first_tie == parted)
+        printf(", llama.cpp's plain and flash-attention runs part at step %zu: rest not comparable", parted);
+    else
     if (rep.first_tie != SIZE_MAX) printf(", llama.cpp near-tie (margin <= %g) at step %zu: rest not comparable", margin, rep.first_tie);
     if (!rep.agree) printf(", FIRST DIFFERENCE at step %zu (ours %d, llama.cpp %d)", rep.first_diff,
                            rep.first_diff < no ? o[rep.first_diff] : -1, rep.first_diff < nr ? r[rep.first_diff] : -1);

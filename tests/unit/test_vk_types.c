@@ -56,6 +56,11 @@ static bool is_float(uint32_t t) { return t == PL_TYPE_F32 || t == PL_TYPE_F16 |
 
 static int same_float(float a, float b) { return memcmp(&a, &b, 4) == 0 || (isnan(a) && isnan(b)); }
 
+/* host weights stay registered with the device (their address is the
+ * key) until it closes: freed at the end */
+static void *kept[256];
+static size_t n_kept;
+
 /* n_out rows of n_in of `type`: random blocks (or, for the float types,
  * random values) of mode. */
 static void *make_weight(uint32_t type, qt_mode mode, int64_t n_in, int64_t n_out, pl_weight *w) {
@@ -74,6 +79,7 @@ static void *make_weight(uint32_t type, qt_mode mode, int64_t n_in, int64_t n_ou
         qt_gen_blocks(type, mode, &rng, data, n_out * n_in / t->block);
     }
     *w = (pl_weight){.name = t->name, .data = data, .type = type, .n_in = n_in, .n_out = n_out, .row_bytes = (size_t)rb};
+    if (n_kept < sizeof kept / sizeof kept[0]) kept[n_kept++] = data;
     return data;
 }
 
@@ -270,5 +276,6 @@ int main(void) {
     if (wanted("q4_K")) check_act(PL_TYPE_Q8_K);
     if (!has_dot) fprintf(stderr, "note: %s has no int8 dot products: only the _nodot shaders ran\n", T.dev->name);
     vkt_close(&T);
+    for (size_t i = 0; i < n_kept; i++) free(kept[i]);
     TEST_DONE();
 }
