@@ -9,7 +9,8 @@
  *    within a rounding of a .5 boundary -- the device's division may
  *    differ from the host's in the last bit: at most 1 in 1000 values, off
  *    by one);
- *  - mul_mat for n_tok 1, 2, 7, 64 and 512, rows not a multiple of any
+ *  - mul_mat for n_tok 1, 2, 7, 17, 64 and 512 (both matrix-vector and
+ *    GEMM shapes), rows not a multiple of any
  *    tile, matches the reference within 1e-4 of sum |w x| over the row (an
  *    order-of-summation and rounding-boundary allowance; a wrong scale,
  *    element or block moves results by far more), with and without the
@@ -136,7 +137,7 @@ static void magnitudes(const pl_weight *w, const float *x, int64_t n_tok, double
 
 static void check_mul_mat(uint32_t type, bool int_dot) {
     const pl_type_traits *t = pl_type_get(type);
-    static const int64_t toks[] = {1, 2, 7, 64, 512};
+    static const int64_t toks[] = {1, 2, 7, 17, 64, 512};
     const int64_t n_in = t->block == 32 ? 96 : 256, n_out = 67;
     pl_weight w;
     void *data = make_weight(type, QT_RANDOM, n_in, n_out, &w);

@@ -97,7 +97,9 @@ static pocketllm_status vk_reserve(pl_compute *c, const pl_compute_limits *lim) 
     /* qs bytes, a float per 32 and per 16 elements (+ alignment) */
     vc->act_d_off = (size_t)((elems + 255) & ~(uint64_t)255);
     vc->act_s_off = vc->act_d_off + (size_t)((elems / 32 * 4 + 255) & ~(uint64_t)255);
-    const size_t act_bytes = vc->act_s_off + (size_t)(elems / 16 * 4) + 256;
+    size_t act_bytes = vc->act_s_off + (size_t)(elems / 16 * 4) + 256;
+    /* or the activations of an f16/bf16 product, rounded, as floats */
+    if (act_bytes < elems * 4 + 256) act_bytes = (size_t)(elems * 4 + 256);
     uint64_t sc = (uint64_t)lim->n_ctx * 4 * 64;
     if (sc < ((uint64_t)1 << 20)) sc = (uint64_t)1 << 20;
     if (sc > ((uint64_t)64 << 20)) sc = (uint64_t)64 << 20;
@@ -230,9 +232,8 @@ static void vk_free(pl_compute *c) {
     pl_vk_compute *vc = pl_vkc(c);
     if (!vc) return;
     pl_vk_device *d = vc->d;
-    if (vc->recording || vc->in_flight) {
-        pl_vk_sync(vc);
-    }
+    if (vc->recording || vc->in_flight) pl_vk_sync(vc);
+    if (vc->profile) pl_vk_profile_print(vc);
     pl_vk_buffer_free(d, vc->ring);
     pl_vk_buffer_free(d, vc->readback);
     pl_vk_buffer_free(d, vc->act);
@@ -275,6 +276,8 @@ pocketllm_status pl_vk_compute_new(pl_device *dev, int n_threads, pl_compute **o
     vc->base.backend = "vulkan";
     vc->base.device_memory = true;
     vc->d = d;
+    const char *prof = getenv("POCKETLLM_VK_PROFILE");
+    vc->profile = prof && strcmp(prof, "1") == 0;
     const pl_vk_fns *fn = &d->fn;
     VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,

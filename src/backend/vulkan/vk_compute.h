@@ -61,6 +61,16 @@ typedef struct pl_vk_compute {
     int64_t rope_n, rope_cap;
     /* counters (tests and bench) */
     uint64_t n_dispatch, n_barrier, n_submit;
+    /* POCKETLLM_VK_PROFILE=1: every dispatch waited for and timed, the
+     * seconds per shader printed to stderr when the instance is freed (a
+     * developer's tool: it serializes the device) */
+    bool profile;
+    struct pl_vk_prof {
+        char name[48];
+        double seconds;
+        uint64_t calls;
+    } prof[64];
+    int n_prof;
 } pl_vk_compute;
 
 static inline pl_vk_compute *pl_vkc(pl_compute *c) { return (pl_vk_compute *)c; }
@@ -83,6 +93,8 @@ void pl_vk_copy(pl_vk_compute *vc, VkBuffer src, size_t src_off, VkDeviceAddress
  * address (0 on failure, with c->status set).  When the ring is full the
  * pass so far is submitted and waited for first. */
 VkDeviceAddress pl_vk_ring_put(pl_vk_compute *vc, const void *data, size_t bytes);
+/* The POCKETLLM_VK_PROFILE table, to stderr. */
+void pl_vk_profile_print(const pl_vk_compute *vc);
 /* Submit what is recorded (no wait). */
 void pl_vk_submit(pl_vk_compute *vc);
 /* Submit and wait: everything recorded has run. */

@@ -97,10 +97,11 @@ static uint32_t tokens_per_group(int64_t n_tok) {
     return n_tok >= 8 ? 8 : n_tok >= 4 ? 4 : n_tok >= 2 ? 2 : 1;
 }
 
-#define PL_VK_MV_ROWS 2
+/* invocations per work group of the matrix-vector shaders */
+#define PL_VK_MV_WG 128
 /* More tokens than this go through the tiled GEMM (64 x 64 tiles): below
  * it the matrix-vector shaders read each weight row once per 8 tokens. */
-#define PL_VK_GEMM_MIN_TOKENS 8
+#define PL_VK_GEMM_MIN_TOKENS 16
 /* shared memory the GEMM shaders take */
 #define PL_VK_GEMM_SHARED 24576
 
@@ -119,30 +120,60 @@ static void mm_shape(const pl_vk_compute *vc, const pl_weight *w, int64_t n_tok,
         g[1] = (uint32_t)((n_tok + 63) / 64);
         *kind = "gemm";
     } else {
-        const uint32_t nt = tokens_per_group(n_tok);
-        spec[0] = 128, spec[1] = PL_VK_MV_ROWS, spec[2] = nt;
+        /* a row per subgroup of the size the device reports (the shader
+         * deals rows to whatever subgroups it gets) */
+        const uint32_t nt = tokens_per_group(n_tok), sg = vc->d->caps.subgroup_size ? vc->d->caps.subgroup_size : 32;
+        const uint32_t rows = PL_VK_MV_WG / sg >= 1 ? PL_VK_MV_WG / sg : 1;
+        spec[0] = PL_VK_MV_WG, spec[1] = rows, spec[2] = nt;
         *n_spec = 3;
-        g[0] = (uint32_t)((w->n_out + PL_VK_MV_ROWS - 1) / PL_VK_MV_ROWS);
+        g[0] = (uint32_t)((w->n_out + rows - 1) / rows);
         g[1] = (uint32_t)((n_tok + nt - 1) / nt);
         *kind = "matvec";
     }
     g[2] = 1;
 }
 
+/* x rounded to f16 or bf16 (the weight's type) into the act scratch, as
+ * the reference rounds it before its products; its address there. */
+static VkDeviceAddress round_act(pl_vk_compute *vc, uint32_t type, VkDeviceAddress xa, int64_t n) {
+    const VkDeviceAddress ya = vc->act->addr;
+    struct {
+        uint32_t x[2], y[2];
+        uint32_t n;
+    } pc = {.n = (uint32_t)n};
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.y, ya);
+    const pl_vk_range rd = {xa, xa + (size_t)n * 4}, wr = {ya, ya + vc->act->bytes};
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    pl_vk_grid(((uint64_t)n + PL_VK_WG - 1) / PL_VK_WG, g);
+    pl_vk_dispatch(vc, type == PL_TYPE_F16 ? "round_act_f16" : "round_act_bf16", spec, 1, &pc, sizeof pc, g, &rd, 1, &wr,
+                   1);
+    return ya;
+}
+
 static void matvec_float(pl_vk_compute *vc, const pl_weight *w, VkDeviceAddress wa, uint32_t w_off, size_t wbytes,
-                         const float *x, int64_t n_tok, float *y) {
+                         const float *x, int64_t n_tok, float *y, bool rounded) {
     const size_t xbytes = (size_t)(n_tok * w->n_in) * 4, ybytes = (size_t)(n_tok * w->n_out) * 4;
-    const VkDeviceAddress xa = pl_vk_operand(vc, x, xbytes, "mul_mat");
+    VkDeviceAddress xa = pl_vk_operand(vc, x, xbytes, "mul_mat");
     const VkDeviceAddress ya = pl_vk_operand(vc, y, ybytes, "mul_mat");
     if (vc->base.status) return;
+    if (w->type != PL_TYPE_F32) {
+        if ((uint64_t)xbytes > vc->act->bytes) {
+            pl_compute_fail(&vc->base, pl_fail(POCKETLLM_ERR_INTERNAL, "vulkan: mul_mat of %lld x %lld exceeds the reserved scratch",
+                                               (long long)n_tok, (long long)w->n_in));
+            return;
+        }
+        xa = rounded ? vc->act->addr : round_act(vc, w->type, xa, n_tok * w->n_in);
+    }
     struct {
         uint32_t w[2], x[2], y[2];
-        uint32_t w_off, row_bytes, n_in, n_out, n_tok;
+        uint32_t w_off, row_bytes, n_in, n_out, n_tok, wide;
     } pc = {.w_off = w_off,
             .row_bytes = (uint32_t)w->row_bytes,
             .n_in = (uint32_t)w->n_in,
             .n_out = (uint32_t)w->n_out,
-            .n_tok = (uint32_t)n_tok};
+            .n_tok = (uint32_t)n_tok,
+            .wide = w_off % 4 == 0 && w->row_bytes % 4 == 0 && w->n_in % 4 == 0};
     pl_vk_put_addr(pc.w, wa);
     pl_vk_put_addr(pc.x, xa);
     pl_vk_put_addr(pc.y, ya);
@@ -236,7 +267,9 @@ void pl_vk_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, cons
         size_t wbytes;
         if (!weight_addr(vc, w[i], "mul_mat", &wa, &off, &wbytes)) return;
         if (is_float(w[i]->type)) {
-            matvec_float(vc, w[i], wa, off, wbytes, x, n_tok, y[i]);
+            /* x is rounded once for the weights of the same float type */
+            matvec_float(vc, w[i], wa, off, wbytes, x, n_tok, y[i], act_type == w[i]->type);
+            act_type = w[i]->type;
             continue;
         }
         /* one conversion of x for every weight of the same activation type */

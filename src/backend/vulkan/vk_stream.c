@@ -2,7 +2,9 @@
  * vk_stream.c -- recording a pass: command buffer lifecycle, barriers from
  * the hazards between recorded commands, the input ring, submission.
  */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/vulkan/vk_compute.h"
 #include "base/error.h"
@@ -76,6 +78,38 @@ static void hazards(pl_vk_compute *vc, const pl_vk_range *reads, int n_reads, co
         if (writes[i].hi > writes[i].lo) vc->pend_w[vc->n_w++] = writes[i];
 }
 
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Run what is recorded (the dispatch just added and anything before it)
+ * and charge the time to the shader. */
+static void profile(pl_vk_compute *vc, const char *name) {
+    const double t0 = now();
+    pl_vk_sync(vc);
+    const double dt = now() - t0;
+    int i = 0;
+    while (i < vc->n_prof && strcmp(vc->prof[i].name, name)) i++;
+    if (i == vc->n_prof) {
+        if (vc->n_prof == (int)(sizeof vc->prof / sizeof vc->prof[0])) return;
+        snprintf(vc->prof[vc->n_prof++].name, sizeof vc->prof[0].name, "%s", name);
+    }
+    vc->prof[i].seconds += dt;
+    vc->prof[i].calls++;
+}
+
+void pl_vk_profile_print(const pl_vk_compute *vc) {
+    double total = 0;
+    for (int i = 0; i < vc->n_prof; i++) total += vc->prof[i].seconds;
+    fprintf(stderr, "vulkan profile (%s): %.3f s in %llu dispatches\n", vc->d->base.name, total,
+            (unsigned long long)vc->n_dispatch);
+    for (int i = 0; i < vc->n_prof; i++)
+        fprintf(stderr, "  %-28s %8.3f s %6.1f%% %8llu calls\n", vc->prof[i].name, vc->prof[i].seconds,
+                total > 0 ? 100.0 * vc->prof[i].seconds / total : 0.0, (unsigned long long)vc->prof[i].calls);
+}
+
 void pl_vk_dispatch(pl_vk_compute *vc, const char *name, const uint32_t *spec, uint32_t n_spec, const void *push,
                     uint32_t push_bytes, const uint32_t groups[3], const pl_vk_range *reads, int n_reads,
                     const pl_vk_range *writes, int n_writes) {
@@ -95,6 +129,7 @@ void pl_vk_dispatch(pl_vk_compute *vc, const char *name, const uint32_t *spec, u
     fn->vkCmdPushConstants(vc->cmd, vc->d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
     fn->vkCmdDispatch(vc->cmd, groups[0], groups[1], groups[2]);
     vc->n_dispatch++;
+    if (vc->profile) profile(vc, name);
 }
 
 void pl_vk_copy(pl_vk_compute *vc, VkBuffer src, size_t src_off, VkDeviceAddress src_addr, VkBuffer dst, size_t dst_off,

@@ -1,8 +1,8 @@
 #version 450
 // gemm_f.comp -- y = W x for float weights (f32, f16, bf16) and many
 // tokens: a tile of 64 rows x 64 tokens per work group, 32 elements of
-// each at a time through shared memory (the activations rounded to the
-// weight's type on the way in, as the reference does); each invocation
+// each at a time through shared memory (x holds the activations already
+// rounded to the weight's type: round_act.comp); each invocation
 // accumulates 4 x 4 outputs in f32.
 #include "common.glsl"
 #include "float_types.glsl"
@@ -35,8 +35,8 @@ void main() {
         [[unroll]] for (uint l = 0u; l < 8u; l++) {
             const uint e = tid + 256u * l, rr = e / BK, kk = e % BK;
             const uint r = r0 + rr, t = t0 + rr, k = k0 + kk;
-            ws[rr][kk] = r < p.n_out && k < p.n_in ? w_elem(w, p.w_off + r * p.row_bytes, k) : 0.0;
-            xs[rr][kk] = t < p.n_tok && k < p.n_in ? act_round(x.v[t * p.n_in + k]) : 0.0;
+            ws[rr][kk] = r < p.n_out && k < p.n_in ? w_elem_fast(w, p.w_off + r * p.row_bytes, k) : 0.0;
+            xs[rr][kk] = t < p.n_tok && k < p.n_in ? x.v[t * p.n_in + k] : 0.0;
         }
         barrier();
         [[unroll]] for (uint kk = 0u; kk < BK; kk++) {

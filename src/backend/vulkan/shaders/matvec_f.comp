@@ -1,49 +1,55 @@
 #version 450
 // matvec_f.comp -- y = W x for float weights (f32, f16, bf16) and a few
-// tokens: a work group takes ROWS rows and NT tokens (grid y walks the
-// token groups), each invocation a stride of a row's elements, the sums
-// reduced over the group.  The activations are rounded to the weight's
-// type as the reference does; the products and sums are f32.
+// tokens: ROWS rows and NT tokens per work group, whole rows per subgroup
+// (dealt out by gl_SubgroupID, so any subgroup size is correct), each row
+// finished by one subgroupAdd.  x holds the activations already rounded
+// to the weight's type (round_act.comp); products and sums are f32.
 #include "common.glsl"
 #include "float_types.glsl"
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint ROWS = 2;
+layout(constant_id = 1) const uint ROWS = 4;
 layout(constant_id = 2) const uint NT = 1;
 
 layout(push_constant) uniform P {
     uvec2 w, x, y;
     uint w_off, row_bytes;
     uint n_in, n_out, n_tok;
+    uint wide; // rows start on 4-byte boundaries: read them four elements at a time
 } p;
 
-shared float part[ROWS * NT][128];
-
 void main() {
-    const uint tid = gl_LocalInvocationID.x;
     const uint r0 = gl_WorkGroupID.x * ROWS, t0 = gl_WorkGroupID.y * NT;
     U32s w = U32s(p.w);
-    F32s x = F32s(p.x);
-    float acc[ROWS * NT];
-    [[unroll]] for (uint k = 0u; k < ROWS * NT; k++) acc[k] = 0.0;
-    for (uint i = tid; i < p.n_in; i += gl_WorkGroupSize.x) {
-        float a[NT];
-        [[unroll]] for (uint t = 0u; t < NT; t++)
-            a[t] = t0 + t < p.n_tok ? act_round(x.v[(t0 + t) * p.n_in + i]) : 0.0;
-        [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-            if (r0 + r >= p.n_out) break;
-            const float wv = w_elem(w, p.w_off + (r0 + r) * p.row_bytes, i);
-            [[unroll]] for (uint t = 0u; t < NT; t++) acc[r * NT + t] += wv * a[t];
+    F32s x = F32s(p.x), y = F32s(p.y);
+    for (uint r = gl_SubgroupID; r < ROWS; r += gl_NumSubgroups) {
+        const uint row = r0 + r;
+        if (row >= p.n_out) break;
+        const uint rb = p.w_off + row * p.row_bytes;
+        float acc[NT];
+        [[unroll]] for (uint t = 0u; t < NT; t++) acc[t] = 0.0;
+        uint i0 = 0u;
+        if (p.wide != 0u) {
+            // four elements an invocation from whole words (rows 4-byte
+            // aligned, n_in a multiple of 4): fewer, wider loads
+            const uint n4 = p.n_in / 4u;
+            for (uint j = gl_SubgroupInvocationID; j < n4; j += gl_SubgroupSize) {
+                const vec4 wv = w_elem4(w, rb, 4u * j);
+                [[unroll]] for (uint t = 0u; t < NT; t++) {
+                    if (t0 + t >= p.n_tok) break;
+                    const uint xo = (t0 + t) * p.n_in + 4u * j;
+                    acc[t] += dot(wv, vec4(x.v[xo], x.v[xo + 1u], x.v[xo + 2u], x.v[xo + 3u]));
+                }
+            }
+            i0 = n4 * 4u;
         }
-    }
-    [[unroll]] for (uint k = 0u; k < ROWS * NT; k++) {
-        const float v = subgroupAdd(acc[k]);
-        if (subgroupElect()) part[k][gl_SubgroupID] = v;
-    }
-    barrier();
-    if (tid < ROWS * NT) {
-        const uint r = tid / NT, t = tid % NT;
-        float s = 0.0;
-        for (uint g = 0u; g < gl_NumSubgroups; g++) s += part[tid][g];
-        if (r0 + r < p.n_out && t0 + t < p.n_tok) F32s(p.y).v[(t0 + t) * p.n_out + r0 + r] = s;
+        for (uint i = i0 + gl_SubgroupInvocationID; i < p.n_in; i += gl_SubgroupSize) {
+            const float wv = w_elem_fast(w, rb, i);
+            [[unroll]] for (uint t = 0u; t < NT; t++)
+                if (t0 + t < p.n_tok) acc[t] += wv * x.v[(t0 + t) * p.n_in + i];
+        }
+        [[unroll]] for (uint t = 0u; t < NT; t++) {
+            const float v = subgroupAdd(acc[t]);
+            if (subgroupElect() && t0 + t < p.n_tok) y.v[(t0 + t) * p.n_out + row] = v;
+        }
     }
 }
