@@ -119,17 +119,18 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     s->n_batch = n_batch;
     s->flash_attn = p.flash_attn == 1;
     s->n_seq = n_seq;
-    pocketllm_status st = m->device ? m->device->ops->compute_new(m->device, n_threads, &s->c)
-                                    : pl_backend_find("cpu")->compute_new(n_threads, &s->c);
-    if (st) goto fail;
-    pl_compute_limits lim = {n_batch, d->max_in, n_ctx, d->head_dim};
-    if ((st = s->c->ops->reserve(s->c, &lim))) goto fail;
+    pocketllm_status st;
     uint64_t rows;
     if (!pl_mul_u64((uint64_t)n_ctx, n_seq, &rows) || rows > ((uint64_t)1 << 32)) {
         st = pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "%u sequences of %lld positions are too many", n_seq, (long long)n_ctx);
         goto fail;
     }
     if (m->device && (st = device_room(m, p.kv_type, (int64_t)rows, n_batch))) goto fail;
+    st = m->device ? m->device->ops->compute_new(m->device, n_threads, &s->c)
+                   : pl_backend_find("cpu")->compute_new(n_threads, &s->c);
+    if (st) goto fail;
+    pl_compute_limits lim = {n_batch, d->max_in, n_ctx, d->head_dim};
+    if ((st = s->c->ops->reserve(s->c, &lim))) goto fail;
     if ((st = pl_kv_cache_new(s->c, p.kv_type, d->n_layer, (int64_t)rows, d->kv_dim, &s->kv))) goto fail;
     uint64_t floats = m->arch->scratch_floats(m, n_batch);
     if (floats > SIZE_MAX / sizeof(float)) {

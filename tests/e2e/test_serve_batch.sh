@@ -16,7 +16,10 @@
 . "$(dirname "$0")/serve_lib.sh"
 serve_bundle
 serve_model "$PL_TMP/m.gguf" --shape small --type f16
-serve_start main --model "$PL_TMP/m.gguf" --name small --ctx 256 --parallel 4 --queue 32 --quiet
+# PL_SERVE_DEVICE=vulkan: the same test with the model on that device
+# (test_vulkan_serve_batch.sh)
+serve_start main --model "$PL_TMP/m.gguf" --name small --ctx 256 --parallel 4 --queue 32 --quiet \
+    ${PL_SERVE_DEVICE:+--device "$PL_SERVE_DEVICE"}
 
 "$PY" - "$PORT" <<'PY' >"$PL_TMP/py.out" 2>&1
 import http.client, json, sys, threading, time
