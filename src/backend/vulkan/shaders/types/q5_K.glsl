@@ -1,0 +1,37 @@
+// q5_K: { f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128] } per 256
+// elements, 8 sub-blocks of 32 (one per unit u) with a 6-bit scale and min
+// each (q4_K's packing).  Element e = 32u + l: low 4 bits the nibble of
+// qs[(u / 2) * 32 + l] (low for even u, high for odd), bit 4 bit u of
+// qh[l]; 0..31.  The reference's value is (d * sc) * q - dmin * mn: s and m
+// are those two products.
+#define QK 256u
+#define QB 176u
+#define ACT_Q8_K
+// the packed 6-bit scale and min of sub-block j (llama.cpp's get_scale_min_k4
+// layout): j < 4 in the low 6 bits of bytes j, j + 4; otherwise the nibbles
+// of byte j + 4 and the top 2 bits of bytes j - 4, j
+void k4_scale_min(U32s w, uint off, uint j, out uint sc, out uint mn) {
+    if (j < 4u) {
+        sc = ld_u8(w, off + j) & 63u;
+        mn = ld_u8(w, off + j + 4u) & 63u;
+    } else {
+        const uint b = ld_u8(w, off + j + 4u);
+        sc = (b & 0xfu) | ((ld_u8(w, off + j - 4u) >> 6) << 4);
+        mn = (b >> 4) | ((ld_u8(w, off + j) >> 6) << 4);
+    }
+}
+void decode32(U32s w, U32s tab, uint boff, uint u, out uint q[8], out vec2 s, out vec2 m) {
+    const uint dd = ld_u32(w, boff); // d in the low half, dmin in the high
+    const float d = f16_to_f32(dd & 0xffffu), dmin = f16_to_f32(dd >> 16);
+    uint sc, mn;
+    k4_scale_min(w, boff + 4u, u, sc, mn);
+    precise float s0 = d * float(sc), m0 = dmin * float(mn);
+    const uint base = boff + 48u + (u / 2u) * 32u, sh = 4u * (u & 1u);
+    [[unroll]] for (uint k = 0u; k < 8u; k++) {
+        const uint lo = (ld_u32(w, base + 4u * k) >> sh) & 0x0f0f0f0fu;
+        const uint hb = (ld_u32(w, boff + 16u + 4u * k) >> u) & 0x01010101u;
+        q[k] = lo | (hb << 4);
+    }
+    s = vec2(s0);
+    m = vec2(m0);
+}
