@@ -17,6 +17,8 @@
 // (b - k) mod 256 for bytes b < 128 + k (no borrow between bytes)
 uint sub_bytes(uint w, uint k) { return ((w + 0x80808080u - k * 0x01010101u) ^ 0x80808080u); }
 
+#include "type_helpers.glsl"
+
 #if defined(PL_TYPE_Q4_0)
 #include "types/q4_0.glsl"
 #elif defined(PL_TYPE_Q4_1)

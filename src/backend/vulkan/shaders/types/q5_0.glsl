@@ -7,8 +7,6 @@
 #define QK 32u
 #define QB 22u
 #define ACT_Q8_0
-// bits 0..3 of h to bit 0 of bytes 0..3
-uint spread4(uint h) { return (h * 0x00204081u) & 0x01010101u; }
 void decode32(U32s w, U32s tab, uint boff, uint u, out uint q[8], out vec2 s, out vec2 m) {
     const float d = f16_to_f32(ld_u16(w, boff));
     const uint qh = ld_u32(w, boff + 2u);

@@ -6,8 +6,6 @@
 #define QK 32u
 #define QB 24u
 #define ACT_Q8_1
-// bits 0..3 of h to bit 0 of bytes 0..3
-uint spread4(uint h) { return (h * 0x00204081u) & 0x01010101u; }
 void decode32(U32s w, U32s tab, uint boff, uint u, out uint q[8], out vec2 s, out vec2 m) {
     const uint dm = ld_u32(w, boff); // d in the low half, m in the high
     const float d = f16_to_f32(dm & 0xffffu), mn = f16_to_f32(dm >> 16);

@@ -7,19 +7,6 @@
 #define QK 256u
 #define QB 176u
 #define ACT_Q8_K
-// the packed 6-bit scale and min of sub-block j (llama.cpp's get_scale_min_k4
-// layout): j < 4 in the low 6 bits of bytes j, j + 4; otherwise the nibbles
-// of byte j + 4 and the top 2 bits of bytes j - 4, j
-void k4_scale_min(U32s w, uint off, uint j, out uint sc, out uint mn) {
-    if (j < 4u) {
-        sc = ld_u8(w, off + j) & 63u;
-        mn = ld_u8(w, off + j + 4u) & 63u;
-    } else {
-        const uint b = ld_u8(w, off + j + 4u);
-        sc = (b & 0xfu) | ((ld_u8(w, off + j - 4u) >> 6) << 4);
-        mn = (b >> 4) | ((ld_u8(w, off + j) >> 6) << 4);
-    }
-}
 void decode32(U32s w, U32s tab, uint boff, uint u, out uint q[8], out vec2 s, out vec2 m) {
     const uint dd = ld_u32(w, boff); // d in the low half, dmin in the high
     const float d = f16_to_f32(dd & 0xffffu), dmin = f16_to_f32(dd >> 16);
