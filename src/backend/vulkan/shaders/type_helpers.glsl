@@ -51,5 +51,18 @@ void k4_scale_min(U32s w, uint off, uint j, out uint sc, out uint mn) {
     }
 }
 
+// q4_K/q5_K: the scale and offset of sub-block u of the block at boff
+// ({f16 d, f16 dmin, u8 scales[12]} first): (d * sc) and (dmin * mn), as
+// the reference forms them, the same for both 16-halves
+void k4_scales(U32s w, uint boff, uint u, out vec2 s, out vec2 m) {
+    const uint dd = ld_u32(w, boff); // d in the low half, dmin in the high
+    const float d = f16_to_f32(dd & 0xffffu), dmin = f16_to_f32(dd >> 16);
+    uint sc, mn;
+    k4_scale_min(w, boff + 4u, u, sc, mn);
+    precise float s0 = d * float(sc), m0 = dmin * float(mn);
+    s = vec2(s0);
+    m = vec2(m0);
+}
+
 // bits 0..3 of h to bit 0 of bytes 0..3
 uint spread4(uint h) { return (h * 0x00204081u) & 0x01010101u; }

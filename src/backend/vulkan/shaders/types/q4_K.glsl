@@ -7,13 +7,7 @@
 #define QB 144u
 #define ACT_Q8_K
 void decode32(U32s w, U32s tab, uint boff, uint u, out uint q[8], out vec2 s, out vec2 m) {
-    const uint dd = ld_u32(w, boff); // d in the low half, dmin in the high
-    const float d = f16_to_f32(dd & 0xffffu), dmin = f16_to_f32(dd >> 16);
-    uint sc, mn;
-    k4_scale_min(w, boff + 4u, u, sc, mn);
-    precise float s0 = d * float(sc), m0 = dmin * float(mn);
+    k4_scales(w, boff, u, s, m);
     const uint base = boff + 16u + (u / 2u) * 32u, sh = 4u * (u & 1u);
     [[unroll]] for (uint k = 0u; k < 8u; k++) q[k] = (ld_u32(w, base + 4u * k) >> sh) & 0x0f0f0f0fu;
-    s = vec2(s0);
-    m = vec2(m0);
 }
