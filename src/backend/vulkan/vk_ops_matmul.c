@@ -197,7 +197,6 @@ static void quantize_act(pl_vk_compute *vc, uint32_t at, const float *x, int64_t
                                            (long long)n_tok, (long long)n_in));
         return;
     }
-    const uint32_t blk = at == PL_TYPE_Q8_K ? 256 : 32;
     struct {
         uint32_t x[2], qs[2], d[2], sums[2];
         uint32_t n_in, n_tok;
@@ -208,11 +207,12 @@ static void quantize_act(pl_vk_compute *vc, uint32_t at, const float *x, int64_t
     pl_vk_put_addr(pc.d, base + vc->act_d_off);
     pl_vk_put_addr(pc.sums, base + vc->act_s_off);
     const pl_vk_range rd = {xa, xa + xbytes}, wr = {base, base + vc->act->bytes};
-    uint32_t g[3], spec[1] = {64};
-    pl_vk_grid(((uint64_t)(n_in / blk) * (uint64_t)n_tok + 63) / 64, g);
+    /* a work group per 256 elements */
+    uint32_t g[3];
+    pl_vk_grid(((uint64_t)n_in * (uint64_t)n_tok + 255) / 256, g);
     char name[32];
     snprintf(name, sizeof name, "quant_act_%s", pl_type_get(at)->name);
-    pl_vk_dispatch(vc, name, spec, 1, &pc, sizeof pc, g, &rd, 1, &wr, 1);
+    pl_vk_dispatch(vc, name, NULL, 0, &pc, sizeof pc, g, &rd, 1, &wr, 1);
 }
 
 /* y = w x from activations already in the act scratch. */

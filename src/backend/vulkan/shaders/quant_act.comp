@@ -6,82 +6,102 @@
 // words), the scale of every 32 elements (q8_K: its 256-block's, repeated),
 // and per 16 elements the float the weight's offset is multiplied with
 // (q8_K: d * the 16 values' sum; q8_1: its stored f16 sum s in the first
-// half of each 32, 0 in the second; q8_0: 0).  One invocation per block.
+// half of each 32, 0 in the second; q8_0: 0).
+//
+// A work group of 256 takes 256 consecutive elements of the rows (blocks
+// never straddle rows: n_in is whole blocks), one element an invocation;
+// maxima and sums are exact whatever their order, reduced over the block
+// through shared memory, so the result is the sequential reference's.
 #include "common.glsl"
-layout(local_size_x_id = 0) in;
+layout(local_size_x = 256) in;
 
 layout(push_constant) uniform P {
     uvec2 x, qs, d, sums;
     uint n_in, n_tok;
 } p;
 
-#if defined(ACT_Q8_K)
-#define BLK 256u
-#else
-#define BLK 32u
-#endif
+shared float sh_f[256];
+shared int sh_i[256];
+shared uint sh_u[256];
 
-// the reference's round-half-even of x * id, saturated to int8
-int q8(float v) { return clamp(int(roundEven(v)), -128, 127); }
+// the reduction of sh_f (max) and sh_i (sum) over aligned runs of `len`
+// invocations (a power of two); every invocation calls it
+void reduce_runs(uint i, uint len, bool do_max, bool do_sum) {
+    for (uint s = len / 2u; s > 0u; s /= 2u) {
+        if ((i & (len - 1u)) < s) {
+            if (do_max) sh_f[i] = max(sh_f[i], sh_f[i + s]);
+            if (do_sum) sh_i[i] += sh_i[i + s];
+        }
+        barrier();
+    }
+}
 
 void main() {
-    const uint blocks = p.n_in / BLK;
-    const uint b = group_index() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-    if (b >= blocks * p.n_tok) return;
-    const uint t = b / blocks, e0 = b * BLK; // element index over all tokens (rows are contiguous)
-    F32s x = F32s(p.x);
+    const uint i = gl_LocalInvocationID.x;
+    const uint e = group_index() * 256u + i, n = p.n_in * p.n_tok;
+    const bool live = e < n;
+    F32s x = F32s(p.x), d = F32s(p.d), sums = F32s(p.sums);
     U32s qs = U32s(p.qs);
-    F32s d = F32s(p.d), sums = F32s(p.sums);
+    const float v = live ? x.v[e] : 0.0;
+    int q;
 #if defined(ACT_Q8_K)
-    float amax = 0.0, mx = 0.0;
-    for (uint j = 0u; j < BLK; j++) {
-        const float v = x.v[e0 + j], av = abs(v);
-        if (av > amax) amax = av, mx = v;
+    // the value of largest magnitude, the first of equals: (|x|, position)
+    // reduced to the largest magnitude, then the lowest position holding it
+    sh_f[i] = abs(v);
+    barrier();
+    reduce_runs(i, 256u, true, false);
+    const float amax = sh_f[0];
+    barrier();
+    sh_i[i] = abs(v) == amax ? int(i) : 256;
+    barrier();
+    for (uint s = 128u; s > 0u; s /= 2u) {
+        if (i < s) sh_i[i] = min(sh_i[i], sh_i[i + s]);
+        barrier();
     }
+    const uint at = uint(sh_i[0]);
+    barrier();
+    sh_f[i] = v;
+    barrier();
+    const float mx = sh_f[at];
     if (amax == 0.0) {
-        for (uint j = 0u; j < BLK / 4u; j++) qs.v[e0 / 4u + j] = 0u;
-        for (uint j = 0u; j < BLK / 32u; j++) d.v[e0 / 32u + j] = 0.0;
-        for (uint j = 0u; j < BLK / 16u; j++) sums.v[e0 / 16u + j] = 0.0;
-        return;
+        q = 0;
+    } else {
+        const float iscale = -127.0 / mx;
+        q = min(int(roundEven(iscale * v)), 127);
     }
-    const float iscale = -127.0 / mx;
-    const float dd = 1.0 / iscale;
-    for (uint g = 0u; g < BLK / 16u; g++) {
-        int sum = 0;
-        for (uint w4 = 0u; w4 < 4u; w4++) {
-            uint word = 0u;
-            for (uint k = 0u; k < 4u; k++) {
-                const uint j = g * 16u + w4 * 4u + k;
-                const int v = min(int(roundEven(iscale * x.v[e0 + j])), 127);
-                sum += v;
-                word |= (uint(v) & 0xffu) << (8u * k);
-            }
-            qs.v[e0 / 4u + g * 4u + w4] = word;
-        }
-        sums.v[e0 / 16u + g] = dd * float(sum);
-    }
-    for (uint j = 0u; j < BLK / 32u; j++) d.v[e0 / 32u + j] = dd;
+    const float dd = amax == 0.0 ? 0.0 : 1.0 / (-127.0 / mx);
+    sh_i[i] = q;
+    barrier();
+    reduce_runs(i, 16u, false, true);
+    if (live && (i & 15u) == 0u) sums.v[e / 16u] = dd * float(sh_i[i]);
+    if (live && (i & 31u) == 0u) d.v[e / 32u] = dd;
 #else
-    float amax = 0.0;
-    for (uint j = 0u; j < 32u; j++) amax = max(amax, abs(x.v[e0 + j]));
+    sh_f[i] = abs(v);
+    barrier();
+    reduce_runs(i, 32u, true, false);
+    const float amax = sh_f[i & ~31u];
     const float dd = amax / 127.0;
     const float id = amax != 0.0 ? 127.0 / amax : 0.0;
-    int sum = 0;
-    for (uint w4 = 0u; w4 < 8u; w4++) {
-        uint word = 0u;
-        for (uint k = 0u; k < 4u; k++) {
-            const int v = int(roundEven(x.v[e0 + w4 * 4u + k] * id));
-            sum += v;
-            word |= (uint(clamp(v, -128, 127)) & 0xffu) << (8u * k);
-        }
-        qs.v[e0 / 4u + w4] = word;
-    }
-    d.v[e0 / 32u] = f16_round(dd);
+    const int qr = int(roundEven(v * id));
+    q = clamp(qr, -128, 127);
 #if defined(ACT_Q8_1)
-    sums.v[e0 / 16u] = f16_round(dd * float(sum));
+    sh_i[i] = qr; // the sum is over the unsaturated values
+    barrier();
+    reduce_runs(i, 32u, false, true);
+    if (live && (i & 31u) == 0u) {
+        sums.v[e / 16u] = f16_round(dd * float(sh_i[i]));
+        sums.v[e / 16u + 1u] = 0.0;
+    }
 #else
-    sums.v[e0 / 16u] = 0.0;
+    if (live && (i & 31u) == 0u) {
+        sums.v[e / 16u] = 0.0;
+        sums.v[e / 16u + 1u] = 0.0;
+    }
 #endif
-    sums.v[e0 / 16u + 1u] = 0.0;
+    if (live && (i & 31u) == 0u) d.v[e / 32u] = f16_round(dd);
 #endif
+    // four values to a word
+    sh_u[i] = uint(q) & 0xffu;
+    barrier();
+    if (live && (i & 3u) == 0u) qs.v[e / 4u] = sh_u[i] | (sh_u[i + 1u] << 8) | (sh_u[i + 2u] << 16) | (sh_u[i + 3u] << 24);
 }
