@@ -49,8 +49,8 @@ pocketllm_status pl_device_open(const char *spec, uint64_t memory_limit, pl_devi
         (void)index;
         (void)memory_limit;
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED,
-                       "device '%s': this build has no Vulkan backend (glslc and the Vulkan headers were not found when "
-                       "it was built)",
+                       "device '%s': this build has no Vulkan backend (it was configured without it, or glslc and the "
+                       "Vulkan headers were missing)",
                        spec);
 #endif
     }
@@ -58,3 +58,14 @@ pocketllm_status pl_device_open(const char *spec, uint64_t memory_limit, pl_devi
                    "'pocketllm backends')",
                    spec);
 }
+
+#ifndef PL_HAVE_VULKAN
+/* A build without the backend still answers the probe: with why. */
+pocketllm_status pocketllm_vulkan_probe(pocketllm_vulkan_info *out) {
+    if (!out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "vulkan_probe: NULL");
+    memset(out, 0, sizeof *out);
+    snprintf(out->reason, sizeof out->reason,
+             "this build has no Vulkan backend (configured without it, or glslc and the Vulkan headers were missing)");
+    return POCKETLLM_OK;
+}
+#endif

@@ -15,7 +15,7 @@ static const pl_backend pl_backends[] = {
      POCKETLLM_BACKEND_IMPLEMENTED, "", pl_vk_supports, NULL},
 #else
     {"vulkan", "GPUs through Vulkan 1.2+", POCKETLLM_BACKEND_DECLARED,
-     "not in this build: glslc and the Vulkan headers were missing when it was built", NULL, NULL},
+     "not in this build: configured without it, or glslc and the Vulkan headers were missing", NULL, NULL},
 #endif
     {"cuda", "NVIDIA GPUs", POCKETLLM_BACKEND_DECLARED,
      "waits for the CUDA kernels (CUDA toolkit 13, nvcc) -- not written yet", NULL, NULL},
