@@ -632,26 +632,47 @@ POCKETLLM_API pocketllm_status pocketllm_imatrix(pocketllm_model *model, const c
  * evaluation text each rung's KL divergence and top-1 agreement against the
  * source are measured as pocketllm_perplexity does.  The chosen rung is the
  * first (best) whose memory fits the budget; it is written to out_path.
- * Without all, the walk stops there. */
+ * Without all, the walk stops there.
+ *
+ * With a device ("vulkan", "vulkan:N") every rung (and the source) is
+ * opened on that device, device_memory passed through as the model's cap,
+ * and its memory is what the device holds (pocketllm_model_device's used
+ * bytes) after the model, its session of n_ctx positions and one evaluated
+ * token: weights_bytes = the device bytes of the weights, heap_bytes = what
+ * the session added there (KV cache, activations, logits), total_bytes =
+ * both; host memory is not counted.  The budget is memory when given (at
+ * most what the device offers), else the device's own budget: device_memory,
+ * or all the device reports.  A rung the device refuses (its weights or its
+ * session do not fit: POCKETLLM_ERR_NO_MEMORY) is a row that does not fit --
+ * measured = 1, fits = 0, the refused part's bytes 0 (its need is more than
+ * the budget), the note saying which -- not an error.  The evaluation runs
+ * on the device too; the source's (the log-probabilities and importance
+ * matrix every rung is scored against) runs on the CPU when the device
+ * cannot hold the source. */
 typedef struct pocketllm_fit_row {
     const char *recipe;     /* "Q4_K_M", ...; "source" for the unquantized row */
     const char *rung;       /* "Q4", "Q3", "Q2", "IQ2", "IQ1", "ternary"; "-" for the source */
     int measured;           /* 0: skipped (see note) */
     uint64_t file_bytes;
-    uint64_t weights_bytes; /* the file mapping the weights are used from */
-    uint64_t heap_bytes;    /* heap allocated opening the model and its session */
+    uint64_t weights_bytes; /* the file mapping the weights are used from (on a device: the
+                             * device bytes of the uploaded weights) */
+    uint64_t heap_bytes;    /* heap allocated opening the model and its session (on a device:
+                             * the device bytes the session added) */
     uint64_t session_bytes; /* of which the session (pocketllm_session_memory) */
-    uint64_t total_bytes;   /* weights_bytes + heap_bytes: what it needs */
-    int fits;               /* total_bytes <= the budget */
+    uint64_t total_bytes;   /* weights_bytes + heap_bytes: what it needs (0 when a device
+                             * refused it: more than the budget) */
+    int fits;               /* total_bytes <= the budget (0 when a device refused it) */
     int evaluated;          /* the evaluation fields are set */
     double ppl, kl_mean, kl_p99, top1;
     const char *same_as;    /* an earlier rung whose tensors got the same types (the same file), or NULL */
     const char *note;       /* why skipped, or a remark; NULL if none */
     char types[160];        /* the tensor types of the file and how many of each: "f32:11 q4_K:25 ..." */
+    uint64_t budget;        /* the budget the row was held to (on a device: --memory at most
+                             * what the device offers, else the device's) */
 } pocketllm_fit_row;
 
 typedef struct pocketllm_fit_params {
-    uint64_t memory;        /* the budget in bytes */
+    uint64_t memory;        /* the budget in bytes; 0 with a device: the device's budget */
     uint32_t n_ctx;         /* positions the session must hold; 0 = as pocketllm_session_new */
     uint32_t kv_type;
     const char *eval_text;  /* NULL: no KL divergence measured */
@@ -666,6 +687,10 @@ typedef struct pocketllm_fit_params {
     void (*on_row)(void *user, const pocketllm_fit_row *row); /* each row as it is measured */
     void (*progress)(void *user, const char *what);          /* a line of progress; may be NULL */
     void *user;
+    const char *device;     /* NULL or "cpu": fit the host; "vulkan", "vulkan:N": fit that
+                             * device (see above) */
+    uint64_t device_memory; /* with a device: the most bytes of it a model may use (as
+                             * pocketllm_model_params.device_memory); 0 = all it reports */
 } pocketllm_fit_params;
 
 typedef struct pocketllm_fit_result {
@@ -674,6 +699,7 @@ typedef struct pocketllm_fit_result {
     uint32_t n_ctx;         /* positions the sessions were measured with */
     uint32_t n_rows;        /* rows in rows[]: the source, then each rung walked */
     pocketllm_fit_row rows[16];
+    uint64_t budget;        /* the budget every row was held to */
 } pocketllm_fit_result;
 
 POCKETLLM_API pocketllm_fit_params pocketllm_fit_default_params(void);
@@ -681,7 +707,8 @@ POCKETLLM_API pocketllm_fit_params pocketllm_fit_default_params(void);
 POCKETLLM_API const char *pocketllm_fit_rung_recipe(uint32_t i, const char **rung);
 /* Walk the ladder.  A model that fits at no rung is not an error: chosen is
  * -1 (and nothing is written).  Refused: a budget below 1 MiB or above
- * 1 PiB, a source that is already quantized. */
+ * 1 PiB, a source that is already quantized, a device that cannot be
+ * opened. */
 POCKETLLM_API pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_params *params,
                                              pocketllm_fit_result *out);
 

@@ -61,6 +61,12 @@ bool cli_opt_device(int argc, char **argv, int *i, const char *cmd, cli_device *
  * line); POCKETLLM_DEVICE_MEMORY stands in for --device-memory.  0 or the
  * usage exit code. */
 int cli_device_params(const char *cmd, const cli_device *d, pocketllm_model_params *mp);
+/* The same for the model a server or chat opens (src/server/srv_model.h). */
+struct srv_model_params;
+int cli_device_srv_params(const char *cmd, const cli_device *d, struct srv_model_params *mp);
+/* The device the model runs on, for a status line: "" on the CPU, else
+ * ", on vulkan:0 (NAME)" (a static buffer). */
+const char *cli_device_suffix(const pocketllm_model *m);
 /* The --help lines of the two options. */
 #define CLI_DEVICE_HELP                                                                                                \
     "  --device D         cpu (default), vulkan (the first usable GPU) or vulkan:N\n"                                    \

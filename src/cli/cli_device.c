@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "srv_model.h"
 
 bool cli_opt_device(int argc, char **argv, int *i, const char *cmd, cli_device *d, int *rc) {
     const char *v = NULL, *err = NULL;
@@ -61,4 +62,22 @@ int cli_device_params(const char *cmd, const cli_device *d, pocketllm_model_para
     mp->progress = progress;
     mp->progress_user = &progress_state;
     return 0;
+}
+
+int cli_device_srv_params(const char *cmd, const cli_device *d, srv_model_params *mp) {
+    pocketllm_model_params p = pocketllm_model_default_params();
+    const int rc = cli_device_params(cmd, d, &p);
+    mp->device = p.device;
+    mp->device_memory = p.device_memory;
+    mp->progress = p.progress;
+    mp->progress_user = p.progress_user;
+    return rc;
+}
+
+const char *cli_device_suffix(const pocketllm_model *m) {
+    static char buf[340];
+    const char *name = pocketllm_model_device(m, NULL, NULL);
+    if (!strcmp(name, "cpu")) return "";
+    snprintf(buf, sizeof buf, ", on %s", name);
+    return buf;
 }

@@ -2,7 +2,9 @@
  * cmd_bench.c -- `pocketllm bench`: prompt processing and generation speed
  * measured the way llama.cpp's llama-bench measures them, so the figures
  * compare (bench/compare runs both side by side); plus the decode
- * bandwidth bound and the peak resident memory.
+ * bandwidth bound and the peak resident memory.  With --device the model
+ * runs on that device; the bound, which is the host's read bandwidth, is
+ * then not measured (n/a).
  *
  * The procedure is mirrored step for step by `pl_oracle bench`
  * (tests/oracle/pl_oracle.c), llama.cpp's side of the comparison: the same
@@ -21,7 +23,8 @@
 
 const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [-t N] [-r REPS]\n"
-    "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--json] [--quiet]\n\n"
+    "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--device D]\n"
+    "                       [--device-memory S] [--json] [--quiet]\n\n"
     "Measure prompt processing (pp) and generation (tg) speed as llama.cpp's llama-bench does:\n"
     "pp = one prefill of N tokens into an empty cache; tg = N single-token decodes after a\n"
     "prefill of DEPTH tokens (untimed).  Tokens are synthetic ids (the same sequence\n"
@@ -33,6 +36,11 @@ const char cmd_bench_usage[] =
     "reads, the decode speed that bandwidth allows and the fraction of it tg reaches (each\n"
     "repetition's tg against its own bandwidth, the median reported); and the peak resident\n"
     "memory of the process against the bound file + KV cache + 64 MiB.\n\n"
+    "With --device the model and its session run on that device, and the bandwidth, the decode\n"
+    "bound and tg's fraction of it are n/a (null in --json): they are the host's read bandwidth,\n"
+    "which says nothing of a GPU's memory (and reading the mapped file would only page back in\n"
+    "what the upload let go).  Printed instead: the device and the bytes in use there.  The peak\n"
+    "RSS is still the host's, but its bound is the CPU's and is not checked (rss_within_bound null).\n\n"
     "  --model M, -m M     the model\n"
     "  --synth SHAPE:TYPE  benchmark a random-weight model instead: a `pocketllm synth` shape\n"
     "                      (qwen3-0.6b, ...) and f32|f16|bf16 or a quantize TYPE (Q4_K_M, q8_0,\n"
@@ -45,11 +53,13 @@ const char cmd_bench_usage[] =
     "  --kv f16|f32        KV cache type (default f16, as llama.cpp)\n"
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --batch N           most tokens per forward pass (default 512, llama-bench's n_ubatch)\n"
+    CLI_DEVICE_HELP
     "  --json              print one JSON object: pp_tokens_per_s, tg_tokens_per_s (medians),\n"
     "                      *_runs (every repetition), peak_rss_bytes, rss_bound_bytes,\n"
     "                      read_bandwidth_bytes_per_s, weight_bytes_per_token,\n"
     "                      read_bandwidth_runs, decode_bound_tokens_per_s,\n"
-    "                      decode_bandwidth_fraction (+ _min, _max), ...\n"
+    "                      decode_bandwidth_fraction (+ _min, _max), ...; on a device also\n"
+    "                      device, device_memory_used_bytes, device_memory_budget_bytes\n"
     "  --quiet             no progress on stderr\n";
 
 #define MIB (1024.0 * 1024.0)
@@ -191,58 +201,199 @@ static cJSON *json_runs(const double *v, int n) {
     return a;
 }
 
-int cmd_bench(int argc, char **argv) {
-    const char *cmd = "bench";
-    const char *model_path = NULL, *synth = NULL, *v, *err = NULL;
-    bool json = false, quiet = false;
-    bench_cfg c = {.p = 512, .n = 128, .d = 0, .reps = 5, .batch = 512, .threads = 0, .kv = 1};
+/* Everything a finished benchmark reports. */
+typedef struct bench_out {
+    const bench_cfg *c;
+    const char *model;        /* as given (--model path or --synth spec) */
+    int threads;
+    const double *pp, *tg, *bws;
+    stats pp_s, tg_s, bw_s, frac_s;
+    double tok_bound;
+    pocketllm_bench_info info;
+    uint64_t rss, kv_bytes, bound;
+    bool rss_reset;
+    /* on a device: the host's read bandwidth bounds nothing there, so it
+     * is neither measured nor held against tg (n/a; null in JSON) */
+    const char *device;       /* NULL: the CPU */
+    uint64_t dev_used, dev_budget;
+} bench_out;
+
+/* A number, or null where it means nothing (on a device). */
+static void json_num_or_null(cJSON *o, const char *key, bool have, double v) {
+    if (have) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static void print_json(const bench_out *b) {
+    const bench_cfg *c = b->c;
+    const bool host = !b->device;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "engine", "pocketllm");
+    cJSON_AddStringToObject(o, "model", b->model);
+    cJSON_AddNumberToObject(o, "threads", b->threads);
+    if (b->device) {
+        cJSON_AddStringToObject(o, "device", b->device);
+        cJSON_AddNumberToObject(o, "device_memory_used_bytes", (double)b->dev_used);
+        cJSON_AddNumberToObject(o, "device_memory_budget_bytes", (double)b->dev_budget);
+    }
+    cJSON_AddNumberToObject(o, "p", (double)c->p);
+    cJSON_AddNumberToObject(o, "n", (double)c->n);
+    cJSON_AddNumberToObject(o, "d", (double)c->d);
+    cJSON_AddNumberToObject(o, "reps", (double)c->reps);
+    cJSON_AddStringToObject(o, "kv", c->kv ? "f16" : "f32");
+    cJSON_AddBoolToObject(o, "flash_attn", c->flash != 0);
+    if (c->p > 0) {
+        cJSON_AddNumberToObject(o, "pp_tokens_per_s", b->pp_s.median);
+        cJSON_AddNumberToObject(o, "pp_min", b->pp_s.min);
+        cJSON_AddNumberToObject(o, "pp_max", b->pp_s.max);
+        cJSON_AddItemToObject(o, "pp_runs", json_runs(b->pp, (int)c->reps));
+    }
+    if (c->n > 0) {
+        cJSON_AddNumberToObject(o, "tg_tokens_per_s", b->tg_s.median);
+        cJSON_AddNumberToObject(o, "tg_min", b->tg_s.min);
+        cJSON_AddNumberToObject(o, "tg_max", b->tg_s.max);
+        cJSON_AddItemToObject(o, "tg_runs", json_runs(b->tg, (int)c->reps));
+    }
+    json_num_or_null(o, "read_bandwidth_bytes_per_s", host, b->bw_s.median);
+    cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)b->info.weight_bytes_per_token);
+    json_num_or_null(o, "decode_bound_tokens_per_s", host, b->tok_bound);
+    if (c->n > 0) {
+        json_num_or_null(o, "decode_bandwidth_fraction", host, b->frac_s.median);
+        json_num_or_null(o, "decode_bandwidth_fraction_min", host, b->frac_s.min);
+        json_num_or_null(o, "decode_bandwidth_fraction_max", host, b->frac_s.max);
+    }
+    if (host) cJSON_AddItemToObject(o, "read_bandwidth_runs", json_runs(b->bws, (int)c->reps));
+    else cJSON_AddNullToObject(o, "read_bandwidth_runs");
+    cJSON_AddNumberToObject(o, "peak_rss_bytes", (double)b->rss);
+    cJSON_AddNumberToObject(o, "file_bytes", (double)b->info.file_bytes);
+    cJSON_AddNumberToObject(o, "kv_bytes", (double)b->kv_bytes);
+    cJSON_AddNumberToObject(o, "rss_bound_bytes", (double)b->bound);
+    if (host) cJSON_AddBoolToObject(o, "rss_within_bound", b->rss > 0 && b->rss <= b->bound);
+    else cJSON_AddNullToObject(o, "rss_within_bound");
+    cJSON_AddBoolToObject(o, "rss_peak_reset", b->rss_reset);
+    char *text = cJSON_PrintUnformatted(o);
+    if (text) puts(text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+/* The bandwidth and decode-bound lines: measured on the CPU, n/a on a
+ * device (the host's read bandwidth is not what bounds a GPU's decode). */
+static void print_bound(const bench_out *b) {
+    const bench_cfg *c = b->c;
+    char b1[32], b2[32], b3[32];
+    if (b->device) {
+        printf("device    %s: %s in use of %s\n", b->device, cli_fmt_bytes(b->dev_used, b1, sizeof b1),
+               cli_fmt_bytes(b->dev_budget, b2, sizeof b2));
+        printf("bandwidth        n/a (the host's read bandwidth bounds nothing on a device)\n");
+        printf("decode    %s of weights per token%s\n", cli_fmt_bytes(b->info.weight_bytes_per_token, b3, sizeof b3),
+               c->n > 0 ? "; tg's fraction of the bandwidth bound: n/a" : "");
+        return;
+    }
+    printf("bandwidth %10.2f GB/s read (the weights, %d threads; median; spread %.2f .. %.2f)\n", b->bw_s.median * 1e-9,
+           b->threads, b->bw_s.min * 1e-9, b->bw_s.max * 1e-9);
+    printf("decode    %s of weights per token: at most %.2f tok/s at that bandwidth",
+           cli_fmt_bytes(b->info.weight_bytes_per_token, b1, sizeof b1), b->tok_bound);
+    if (c->n > 0)
+        printf("; tg reaches %.2f of it (median of each rep against its own bandwidth; %.2f .. %.2f)", b->frac_s.median,
+               b->frac_s.min, b->frac_s.max);
+    printf("\n");
+}
+
+static void print_text(const bench_out *b) {
+    const bench_cfg *c = b->c;
+    char b1[32], b2[32], b3[32], b4[32];
+    printf("model     %s (%s), %d threads, kv %s, %lld repetitions\n", b->model,
+           cli_fmt_bytes(b->info.file_bytes, b1, sizeof b1), b->threads, c->kv ? "f16" : "f32", (long long)c->reps);
+    if (c->p > 0)
+        printf("pp%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f)\n", (long long)c->p, b->pp_s.median, b->pp_s.min,
+               b->pp_s.max);
+    if (c->n > 0)
+        printf("tg%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c->n, b->tg_s.median,
+               b->tg_s.min, b->tg_s.max, (long long)c->d);
+    print_bound(b);
+    if (b->device) {
+        /* the bound is what a CPU run holds; the driver's own host memory
+         * (a shader compiler, staging buffers) is in this figure */
+        printf("peak RSS  %s (the host's; the bound file + KV + 64 MiB is the CPU's, not checked on a device)\n",
+               cli_fmt_bytes(b->rss, b1, sizeof b1));
+        return;
+    }
+    printf("peak RSS  %s; bound file %s + KV %s + 64 MiB = %s: %s%s\n", cli_fmt_bytes(b->rss, b1, sizeof b1),
+           cli_fmt_bytes(b->info.file_bytes, b2, sizeof b2), cli_fmt_bytes(b->kv_bytes, b3, sizeof b3),
+           cli_fmt_bytes(b->bound, b4, sizeof b4), b->rss == 0 ? "unknown" : b->rss <= b->bound ? "within" : "EXCEEDED",
+           b->rss_reset ? "" : " (peak not reset after writing the synthetic model)");
+}
+
+/* Parse the options into c (and the model source, the device); 0 or the
+ * usage exit code. */
+static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, const char **synth, cli_device *dev,
+                 bool *json, bool *quiet) {
+    const char *cmd = "bench", *v, *err = NULL;
     for (int i = 1; i < argc; i++) {
         int64_t *num = NULL, lo = 0, hi = 1 << 20;
         int64_t threads = -1;
         int frc = 0;
-        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) model_path = v;
-        else if (cli_opt(argc, argv, &i, "--synth", &v, &err)) synth = v;
-        else if (cli_opt(argc, argv, &i, "-p", &v, &err)) num = &c.p;
-        else if (cli_opt(argc, argv, &i, "-n", &v, &err)) num = &c.n;
-        else if (cli_opt(argc, argv, &i, "-d", &v, &err)) num = &c.d;
-        else if (cli_opt(argc, argv, &i, "-r", &v, &err)) num = &c.reps, lo = 1, hi = 1000;
-        else if (cli_opt(argc, argv, &i, "--batch", &v, &err)) num = &c.batch, lo = 1, hi = 65536;
+        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) *model_path = v;
+        else if (cli_opt(argc, argv, &i, "--synth", &v, &err)) *synth = v;
+        else if (cli_opt(argc, argv, &i, "-p", &v, &err)) num = &c->p;
+        else if (cli_opt(argc, argv, &i, "-n", &v, &err)) num = &c->n;
+        else if (cli_opt(argc, argv, &i, "-d", &v, &err)) num = &c->d;
+        else if (cli_opt(argc, argv, &i, "-r", &v, &err)) num = &c->reps, lo = 1, hi = 1000;
+        else if (cli_opt(argc, argv, &i, "--batch", &v, &err)) num = &c->batch, lo = 1, hi = 65536;
         else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
             if (!err && !cli_parse_i64(v, 1, 1024, &threads)) return cli_usage(cmd, "-t wants 1..1024, not '%s'", v);
-            c.threads = (int)threads;
-        } else if (cli_opt_flash(argc, argv, &i, cmd, &c.flash, &frc)) {
+            c->threads = (int)threads;
+        } else if (cli_opt_flash(argc, argv, &i, cmd, &c->flash, &frc)) {
+            if (frc) return frc;
+        } else if (cli_opt_device(argc, argv, &i, cmd, dev, &frc)) {
             if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
             if (!err && strcmp(v, "f16") && strcmp(v, "f32")) return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
-            if (!err) c.kv = strcmp(v, "f16") ? 0 : 1;
-        } else if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--quiet")) quiet = true;
+            if (!err) c->kv = strcmp(v, "f16") ? 0 : 1;
+        } else if (!strcmp(argv[i], "--json")) *json = true;
+        else if (!strcmp(argv[i], "--quiet")) *quiet = true;
         else return cli_usage(cmd, "unknown argument '%s'", argv[i]);
         if (err) return cli_usage(cmd, "%s %s", argv[i], err);
         if (num && !cli_parse_i64(v, lo, hi, num))
             return cli_usage(cmd, "%s wants a number %lld..%lld, not '%s'", argv[i - 1], (long long)lo, (long long)hi, v);
     }
-    if (!model_path == !synth) return cli_usage(cmd, "needs exactly one of --model and --synth");
-    if (c.p == 0 && c.n == 0) return cli_usage(cmd, "-p 0 and -n 0 leave nothing to measure");
-    const int64_t n_ctx = c.p > c.d + c.n ? c.p : c.d + c.n;
+    if (!*model_path == !*synth) return cli_usage(cmd, "needs exactly one of --model and --synth");
+    if (c->p == 0 && c->n == 0) return cli_usage(cmd, "-p 0 and -n 0 leave nothing to measure");
+    const int64_t n_ctx = c->p > c->d + c->n ? c->p : c->d + c->n;
     if (n_ctx > (1 << 20)) return cli_usage(cmd, "a context of %lld positions is too large", (long long)n_ctx);
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv) {
+    const char *cmd = "bench";
+    const char *model_path = NULL, *synth = NULL;
+    bool json = false, quiet = false;
+    bench_cfg c = {.p = 512, .n = 128, .d = 0, .reps = 5, .batch = 512, .threads = 0, .kv = 1};
+    cli_device dev = {NULL, 0};
+    int rc = parse(argc, argv, &c, &model_path, &synth, &dev, &json, &quiet);
+    if (rc) return rc;
+    const int64_t n_ctx = c.p > c.d + c.n ? c.p : c.d + c.n;
+    pocketllm_model_params mp = pocketllm_model_default_params();
+    mp.n_threads = c.threads;
+    if ((rc = cli_device_params(cmd, &dev, &mp))) return rc;
 
     char tmp_path[4200] = "";
     if (synth) {
-        int rc = make_synth(cmd, synth, quiet, tmp_path, sizeof tmp_path);
+        rc = make_synth(cmd, synth, quiet, tmp_path, sizeof tmp_path);
         if (rc) return rc;
         model_path = tmp_path;
     }
     /* what writing a synthetic model took is not the benchmark's */
     const bool rss_reset = reset_peak_rss();
 
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = c.threads;
     pocketllm_model *m = NULL;
     pocketllm_status st = pocketllm_model_open(model_path, &mp, &m);
     if (*tmp_path) unlink(tmp_path); /* the mapping keeps it alive */
     if (st) return cli_lib_error(cmd, st);
-    int rc = CLI_FAIL;
+    const char *device = pocketllm_model_device(m, NULL, NULL);
+    const bool on_device = strcmp(device, "cpu") != 0;
+    rc = CLI_FAIL;
     pocketllm_session *s = NULL;
     int32_t *ids = NULL;
     double *pp = calloc((size_t)c.reps, sizeof *pp), *tg = calloc((size_t)c.reps, sizeof *tg);
@@ -271,9 +422,17 @@ int cmd_bench(int argc, char **argv) {
         if ((st = pocketllm_session_eval(s, ids + w + k, 1, 0))) goto lib_fail;
     /* the read bandwidth is measured right after each repetition and each
      * tg is held against its own: on a shared host both move together,
-     * and a bound taken at another moment would flatter or wrong the rate */
+     * and a bound taken at another moment would flatter or wrong the rate.
+     * Not on a device: there the weights are not read from host memory
+     * (reading the mapping would only page the dropped file back in). */
     for (int r = 0; r < c.reps; r++) {
         if ((st = run_once(s, ids, &c, &pp[r], &tg[r]))) goto lib_fail;
+        if (on_device) {
+            if (!quiet)
+                fprintf(stderr, "bench: rep %d/%lld: pp %.2f tok/s, tg %.2f tok/s\n", r + 1, (long long)c.reps, pp[r],
+                        tg[r]);
+            continue;
+        }
         if ((st = pocketllm_bench_read_bandwidth(m, c.threads, &bws[r]))) goto lib_fail;
         fracs[r] = info.weight_bytes_per_token && bws[r] > 0 ? tg[r] * (double)info.weight_bytes_per_token / bws[r] : 0;
         if (!quiet)
@@ -281,82 +440,22 @@ int cmd_bench(int argc, char **argv) {
                     (long long)c.reps, pp[r], tg[r], bws[r] * 1e-9);
     }
 
-    const stats sp_pp = summarize(pp, (int)c.reps), sp_tg = summarize(tg, (int)c.reps);
-    const stats s_bw = summarize(bws, (int)c.reps), s_frac = summarize(fracs, (int)c.reps);
-    const double bw = s_bw.median;
-    const uint64_t rss = peak_rss();
-    const uint64_t kv_bytes = info.kv_bytes_per_position * (uint64_t)n_ctx;
-    const uint64_t bound = info.file_bytes + kv_bytes + (uint64_t)(64 * MIB);
-    const double tok_bound = info.weight_bytes_per_token ? bw / (double)info.weight_bytes_per_token : 0;
-    const double frac = c.n > 0 ? s_frac.median : 0;
-    int threads = c.threads;
-    if (!threads) {
+    bench_out b = {.c = &c, .model = synth ? synth : model_path, .threads = c.threads, .pp = pp, .tg = tg, .bws = bws,
+                   .info = info, .rss_reset = rss_reset, .device = on_device ? device : NULL};
+    b.pp_s = summarize(pp, (int)c.reps), b.tg_s = summarize(tg, (int)c.reps);
+    b.bw_s = summarize(bws, (int)c.reps), b.frac_s = summarize(fracs, (int)c.reps);
+    if (c.n <= 0) b.frac_s.median = 0;
+    b.rss = peak_rss();
+    b.kv_bytes = info.kv_bytes_per_position * (uint64_t)n_ctx;
+    b.bound = info.file_bytes + b.kv_bytes + (uint64_t)(64 * MIB);
+    b.tok_bound = info.weight_bytes_per_token ? b.bw_s.median / (double)info.weight_bytes_per_token : 0;
+    pocketllm_model_device(m, &b.dev_used, &b.dev_budget);
+    if (!b.threads) {
         pocketllm_cpu_info ci;
-        threads = pocketllm_cpu_info_get(&ci) == POCKETLLM_OK ? (int)ci.physical_cores : 0;
+        b.threads = pocketllm_cpu_info_get(&ci) == POCKETLLM_OK ? (int)ci.physical_cores : 0;
     }
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "engine", "pocketllm");
-        cJSON_AddStringToObject(o, "model", synth ? synth : model_path);
-        cJSON_AddNumberToObject(o, "threads", threads);
-        cJSON_AddNumberToObject(o, "p", (double)c.p);
-        cJSON_AddNumberToObject(o, "n", (double)c.n);
-        cJSON_AddNumberToObject(o, "d", (double)c.d);
-        cJSON_AddNumberToObject(o, "reps", (double)c.reps);
-        cJSON_AddStringToObject(o, "kv", c.kv ? "f16" : "f32");
-        cJSON_AddBoolToObject(o, "flash_attn", c.flash != 0);
-        if (c.p > 0) {
-            cJSON_AddNumberToObject(o, "pp_tokens_per_s", sp_pp.median);
-            cJSON_AddNumberToObject(o, "pp_min", sp_pp.min);
-            cJSON_AddNumberToObject(o, "pp_max", sp_pp.max);
-            cJSON_AddItemToObject(o, "pp_runs", json_runs(pp, (int)c.reps));
-        }
-        if (c.n > 0) {
-            cJSON_AddNumberToObject(o, "tg_tokens_per_s", sp_tg.median);
-            cJSON_AddNumberToObject(o, "tg_min", sp_tg.min);
-            cJSON_AddNumberToObject(o, "tg_max", sp_tg.max);
-            cJSON_AddItemToObject(o, "tg_runs", json_runs(tg, (int)c.reps));
-        }
-        cJSON_AddNumberToObject(o, "read_bandwidth_bytes_per_s", bw);
-        cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)info.weight_bytes_per_token);
-        cJSON_AddNumberToObject(o, "decode_bound_tokens_per_s", tok_bound);
-        if (c.n > 0) {
-            cJSON_AddNumberToObject(o, "decode_bandwidth_fraction", frac);
-            cJSON_AddNumberToObject(o, "decode_bandwidth_fraction_min", s_frac.min);
-            cJSON_AddNumberToObject(o, "decode_bandwidth_fraction_max", s_frac.max);
-        }
-        cJSON_AddItemToObject(o, "read_bandwidth_runs", json_runs(bws, (int)c.reps));
-        cJSON_AddNumberToObject(o, "peak_rss_bytes", (double)rss);
-        cJSON_AddNumberToObject(o, "file_bytes", (double)info.file_bytes);
-        cJSON_AddNumberToObject(o, "kv_bytes", (double)kv_bytes);
-        cJSON_AddNumberToObject(o, "rss_bound_bytes", (double)bound);
-        cJSON_AddBoolToObject(o, "rss_within_bound", rss > 0 && rss <= bound);
-        cJSON_AddBoolToObject(o, "rss_peak_reset", rss_reset);
-        char *text = cJSON_PrintUnformatted(o);
-        if (text) puts(text);
-        free(text);
-        cJSON_Delete(o);
-    } else {
-        char b1[32], b2[32], b3[32], b4[32];
-        printf("model     %s (%s), %d threads, kv %s, %lld repetitions\n", synth ? synth : model_path,
-               cli_fmt_bytes(info.file_bytes, b1, sizeof b1), threads, c.kv ? "f16" : "f32", (long long)c.reps);
-        if (c.p > 0)
-            printf("pp%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f)\n", (long long)c.p, sp_pp.median, sp_pp.min,
-                   sp_pp.max);
-        if (c.n > 0)
-            printf("tg%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c.n, sp_tg.median,
-                   sp_tg.min, sp_tg.max, (long long)c.d);
-        printf("bandwidth %10.2f GB/s read (the weights, %d threads; median; spread %.2f .. %.2f)\n", bw * 1e-9, threads,
-               s_bw.min * 1e-9, s_bw.max * 1e-9);
-        printf("decode    %s of weights per token: at most %.2f tok/s at that bandwidth", cli_fmt_bytes(info.weight_bytes_per_token, b1, sizeof b1),
-               tok_bound);
-        if (c.n > 0) printf("; tg reaches %.2f of it (median of each rep against its own bandwidth; %.2f .. %.2f)", frac, s_frac.min, s_frac.max);
-        printf("\n");
-        printf("peak RSS  %s; bound file %s + KV %s + 64 MiB = %s: %s%s\n", cli_fmt_bytes(rss, b1, sizeof b1),
-               cli_fmt_bytes(info.file_bytes, b2, sizeof b2), cli_fmt_bytes(kv_bytes, b3, sizeof b3),
-               cli_fmt_bytes(bound, b4, sizeof b4), rss == 0 ? "unknown" : rss <= bound ? "within" : "EXCEEDED",
-               rss_reset ? "" : " (peak not reset after writing the synthetic model)");
-    }
+    if (json) print_json(&b);
+    else print_text(&b);
     rc = CLI_OK;
     goto done;
 lib_fail:

@@ -30,7 +30,7 @@ const char cmd_chat_usage[] =
     "usage: pocketllm chat --model M [--system TEXT] [-n N] [--temperature F] [--top-k K] [--top-p P]\n"
     "                      [--min-p P] [--repeat-penalty F] [--presence-penalty F] [--frequency-penalty F]\n"
     "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv f16|f32] [--flash-attn on|off]\n"
-    "                      [--template FILE]\n"
+    "                      [--template FILE] [--device D] [--device-memory S]\n"
     "                      [--enable-thinking true|false] [--hide-reasoning]\n\n"
     "Chat with the model in the terminal.  Every turn renders the conversation with the model's\n"
     "chat template (tokenizer.chat_template; --template FILE replaces it) exactly as 'pocketllm\n"
@@ -54,6 +54,7 @@ const char cmd_chat_usage[] =
     "  --kv f16|f32           KV cache type (default f16)\n"
     "  --flash-attn on|off    llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --template FILE        a Jinja chat template instead of the model's\n"
+    CLI_DEVICE_HELP
     "  --enable-thinking B    pass enable_thinking=B to the template (Qwen3: false skips thinking)\n"
     "  --hide-reasoning       do not show the reasoning\n";
 
@@ -66,6 +67,7 @@ typedef struct chat_opts {
     int enable_thinking;
     uint32_t n_batch, kv_type;
     int flash_attn; /* --flash-attn on */
+    cli_device device;
 } chat_opts;
 
 static volatile sig_atomic_t interrupted;
@@ -147,6 +149,8 @@ static int parse(int argc, char **argv, chat_opts *o) {
             o->mp.template_path = v;
         } else if (cli_opt_flash(argc, argv, &i, CMD, &o->flash_attn, &frc)) {
             if (frc) return frc;
+        } else if (cli_opt_device(argc, argv, &i, CMD, &o->device, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
             if (err) return cli_usage(CMD, "--kv %s", err);
             if (!strcmp(v, "f16")) o->kv_type = 1;
@@ -164,7 +168,7 @@ static int parse(int argc, char **argv, chat_opts *o) {
         }
     }
     if (!o->mp.path) return cli_usage(CMD, "needs --model M");
-    return 0;
+    return cli_device_srv_params(CMD, &o->device, &o->mp);
 }
 
 /* ---- one turn ---------------------------------------------------------------------- */
@@ -483,8 +487,8 @@ int cmd_chat(int argc, char **argv) {
 
     const bool in_tty = isatty(0);
     if (in_tty)
-        fprintf(stderr, "pocketllm chat: %s, context %u.  Ctrl-C stops a reply; Ctrl-C or Ctrl-D here leaves; /reset "
-                        "starts over.\n", c.m.id, pocketllm_session_n_ctx(c.s));
+        fprintf(stderr, "pocketllm chat: %s, context %u%s.  Ctrl-C stops a reply; Ctrl-C or Ctrl-D here leaves; /reset "
+                        "starts over.\n", c.m.id, pocketllm_session_n_ctx(c.s), cli_device_suffix(c.m.model));
     for (;;) {
         char *line = read_input(in_tty);
         if (!line) {

@@ -3,7 +3,8 @@
  * Walks the width ladder from the source checkpoint, measures each rung's
  * memory at the wanted context and (with an evaluation text) its KL
  * divergence from the source, and writes the best rung that fits.  Never
- * offloads, never splits.
+ * offloads, never splits.  With --device the rungs are measured on that
+ * device, against its memory.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@
 const char cmd_fit_usage[] =
     "usage: pocketllm fit --model M --memory SIZE [--ctx N] [--eval TEXT [--eval-ctx N] [--eval-chunks N]]\n"
     "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv f16|f32]\n"
-    "                     [--json] [--quiet]\n\n"
+    "                     [--json] [--quiet]\n"
+    "       pocketllm fit --model M --device D [--device-memory S] [--memory SIZE] [options as above]\n\n"
     "Fit a model to a device by going down the width ladder -- never by offloading or splitting.\n"
     "The source (f32/f16/bf16) is quantized to each rung in turn, best first:\n"
     "  Q4: Q4_K_M   Q3: Q3_K_M   Q2: Q2_K   IQ2: IQ2_XS, IQ2_XXS   IQ1: IQ1_M, IQ1_S   ternary: TQ1_0\n"
@@ -33,8 +35,20 @@ const char cmd_fit_usage[] =
     "types (q5_0, iq4_nl, q8_0, ...), so several rungs can give the same file -- the table says\n"
     "which (\"= RUNG\") and lists every rung's tensor types.  When no rung fits, fit says so and\n"
     "exits 1.\n\n"
+    "With --device (vulkan, vulkan:N) the device is what must hold the model: the source and\n"
+    "every rung are opened there (with --device-memory as the cap, as 'pocketllm run' would open\n"
+    "them), and the need is what the device holds after the model, its session of --ctx\n"
+    "positions and one token -- the weights uploaded there plus the session's KV cache,\n"
+    "activations and logits (the table's 'weights' and 'session'); host memory is not counted.\n"
+    "The budget is --memory, at most what the device offers; without --memory, the device's\n"
+    "own: --device-memory (or POCKETLLM_DEVICE_MEMORY), else all it reports.  A rung the device\n"
+    "refuses (its weights or its session do not fit) is a row that does not fit, its need\n"
+    "shown as '> BUDGET'.  The --eval scoring runs on the device too; the source's pass runs on\n"
+    "the CPU when the device cannot hold the source.  The rung written then loads with the same\n"
+    "--device and --device-memory.\n\n"
     "  --model M, -m M   the source checkpoint (f32, f16 or bf16)\n"
-    "  --memory SIZE     the budget: bytes, or 512M, 1.5G, 8GiB ... (1 MiB .. 1 PiB)\n"
+    "  --memory SIZE     the budget: bytes, or 512M, 1.5G, 8GiB ... (1 MiB .. 1 PiB); needed\n"
+    "                    unless --device gives one\n"
     "  --ctx N, -c N     positions the KV cache must hold (default: the model's training context,\n"
     "                    at most 4096)\n"
     "  --eval TEXT       score every rung on this text (UTF-8; at least two windows of tokens)\n"
@@ -47,12 +61,15 @@ const char cmd_fit_usage[] =
     "                    rung needs room for one quantized file\n"
     "  -t N              threads (default: the physical cores)\n"
     "  --kv f16|f32      KV cache type (default f16)\n"
+    CLI_DEVICE_HELP
     "  --json            print the table and the choice as one JSON object at the end\n"
     "  --quiet           no progress on stderr\n";
 
 typedef struct fit_cli {
     eval_progress prog;
     bool json, eval, header_done;
+    bool device;     /* fitting a device: the table's columns are the device's */
+    uint64_t budget; /* the budget the rungs were held to (the result's) */
 } fit_cli;
 
 static void progress(void *user, const char *what) {
@@ -65,8 +82,9 @@ static void on_row(void *user, const pocketllm_fit_row *r) {
     if (F->json) return;
     char a[32], b[32], c[32];
     if (!F->header_done) {
-        printf("%-8s %-8s %11s %11s %11s %-4s %s%s\n", "rung", "recipe", "file", "heap", "needs", "fits",
-               F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "", "types");
+        printf("%-8s %-8s %11s %11s %11s %-4s %s%s\n", "rung", "recipe", F->device ? "weights" : "file",
+               F->device ? "session" : "heap", "needs", "fits", F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "",
+               "types");
         F->header_done = true;
     }
     if (!r->measured) {
@@ -75,8 +93,17 @@ static void on_row(void *user, const pocketllm_fit_row *r) {
         fflush(stdout);
         return;
     }
-    printf("%-8s %-8s %11s %11s %11s %-4s ", r->rung, r->recipe, cli_fmt_bytes(r->weights_bytes, a, sizeof a),
-           cli_fmt_bytes(r->heap_bytes, b, sizeof b), cli_fmt_bytes(r->total_bytes, c, sizeof c), r->fits ? "yes" : "no");
+    if (F->device && !r->total_bytes) {
+        /* refused by the device: what is known, and a need above the budget */
+        char need[40];
+        snprintf(need, sizeof need, "> %s", cli_fmt_bytes(r->budget, c, sizeof c));
+        printf("%-8s %-8s %11s %11s %11s %-4s ", r->rung, r->recipe,
+               r->weights_bytes ? cli_fmt_bytes(r->weights_bytes, a, sizeof a) : "-", "-", need, "no");
+    } else {
+        printf("%-8s %-8s %11s %11s %11s %-4s ", r->rung, r->recipe, cli_fmt_bytes(r->weights_bytes, a, sizeof a),
+               cli_fmt_bytes(r->heap_bytes, b, sizeof b), cli_fmt_bytes(r->total_bytes, c, sizeof c),
+               r->fits ? "yes" : "no");
+    }
     if (F->eval && r->evaluated) printf("%10.6f %10.6f %5.1f%% %7.3f   ", r->kl_mean, r->kl_p99, 100 * r->top1, r->ppl);
     else if (F->eval) printf("         -          -      -      -   ");
     if (r->same_as) printf("= %s  ", r->same_as);
@@ -98,8 +125,14 @@ static void json_str(const char *s) {
     putchar('"');
 }
 
-static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_t ctx) {
-    printf("{\"memory\": %llu, \"ctx\": %u, \"chosen\": ", (unsigned long long)budget, ctx);
+static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_t ctx, const char *device) {
+    printf("{\"memory\": %llu, \"ctx\": %u, ", (unsigned long long)budget, ctx);
+    if (device) {
+        printf("\"device\": ");
+        json_str(device);
+        printf(", ");
+    }
+    printf("\"chosen\": ");
     json_str(res->recipe);
     printf(", \"rows\": [");
     for (uint32_t i = 0; i < res->n_rows; i++) {
@@ -127,15 +160,46 @@ static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_
     printf("]}\n");
 }
 
+/* Say why no rung fits (exit 1). */
+static int no_fit(const fit_cli *F, const pocketllm_fit_result *res) {
+    const char *cmd = "fit";
+    char a[32], b[32];
+    /* the smallest need among the rungs measured (a rung the device
+     * refused has no need to show: it is above the budget) */
+    const pocketllm_fit_row *least = NULL;
+    bool any_refused = false;
+    for (uint32_t i = 1; i < res->n_rows; i++) {
+        const pocketllm_fit_row *r = &res->rows[i];
+        if (F->device && r->measured && !r->total_bytes) any_refused = true;
+        else if (r->measured && (!least || r->total_bytes < least->total_bytes)) least = r;
+    }
+    cli_fmt_bytes(F->budget, b, sizeof b);
+    if (least)
+        return cli_error(cmd, "does not fit: the smallest rung, %s, needs %s; the budget is %s (PocketLLM "
+                         "quantizes, it never offloads or splits)", least->recipe,
+                         cli_fmt_bytes(least->total_bytes, a, sizeof a), b);
+    if (any_refused)
+        return cli_error(cmd, "does not fit: the device refused every rung tried (each needs more than the budget "
+                         "of %s; PocketLLM quantizes, it never offloads or splits)", b);
+    if (!res->rows[0].measured)
+        return cli_error(cmd, "does not fit: %s", res->rows[0].note ? res->rows[0].note : "nothing could be measured");
+    return cli_error(cmd, "does not fit: the tokenizer and a session of this context alone need %s; the budget "
+                     "is %s", cli_fmt_bytes(res->rows[0].heap_bytes, a, sizeof a), b);
+}
+
 int cmd_fit(int argc, char **argv) {
     const char *cmd = "fit";
     const char *model = NULL, *eval = NULL, *v, *err = NULL;
     pocketllm_fit_params p = pocketllm_fit_default_params();
-    fit_cli F = {{cmd, false, 0}, false, false, false};
+    fit_cli F = {{cmd, false, 0}, false, false, false, false, 0};
     bool have_memory = false;
     int64_t n;
+    cli_device dev = {NULL, 0};
+    int drc = 0;
     for (int i = 1; i < argc; i++) {
-        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
+        if (cli_opt_device(argc, argv, &i, cmd, &dev, &drc)) {
+            if (drc) return drc;
+        } else if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
             if (err) return cli_usage(cmd, "--model %s", err);
             model = v;
         } else if (cli_opt(argc, argv, &i, "--memory", &v, &err)) {
@@ -187,7 +251,17 @@ int cmd_fit(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage(cmd, "needs --model");
-    if (!have_memory) return cli_usage(cmd, "needs --memory SIZE");
+    pocketllm_model_params dp = pocketllm_model_default_params();
+    if ((drc = cli_device_params(cmd, &dev, &dp))) return drc;
+    F.device = dp.device && strcmp(dp.device, "cpu") != 0;
+    if (F.device) {
+        p.device = dp.device;
+        p.device_memory = dp.device_memory;
+    } else if (dev.memory) {
+        /* (POCKETLLM_DEVICE_MEMORY alone is no mistake: it is for devices) */
+        return cli_usage(cmd, "--device-memory goes with --device (the host's budget is --memory)");
+    }
+    if (!have_memory && !F.device) return cli_usage(cmd, "needs --memory SIZE (or --device D)");
     if ((p.eval_ctx || p.eval_chunks) && !eval) return cli_usage(cmd, "--eval-ctx and --eval-chunks go with --eval");
 
     char *text = NULL;
@@ -204,27 +278,14 @@ int cmd_fit(int argc, char **argv) {
     pocketllm_status st = pocketllm_fit(model, &p, &res);
     free(text);
     if (st) return cli_lib_error(cmd, st);
-    if (F.json) print_json(&res, p.memory, res.n_ctx);
+    F.budget = res.budget; /* on a device the library settles it */
+    if (F.json) print_json(&res, F.budget, res.n_ctx, F.device ? p.device : NULL);
     char a[32], b[32];
-    if (res.chosen < 0) {
-        /* the smallest need among the rungs measured */
-        const pocketllm_fit_row *least = NULL;
-        for (uint32_t i = 1; i < res.n_rows; i++)
-            if (res.rows[i].measured && (!least || res.rows[i].total_bytes < least->total_bytes)) least = &res.rows[i];
-        if (least)
-            return cli_error(cmd, "does not fit: the smallest rung, %s, needs %s; the budget is %s (PocketLLM "
-                             "quantizes, it never offloads or splits)", least->recipe,
-                             cli_fmt_bytes(least->total_bytes, a, sizeof a), cli_fmt_bytes(p.memory, b, sizeof b));
-        if (!res.rows[0].measured)
-            return cli_error(cmd, "does not fit: %s", res.rows[0].note ? res.rows[0].note : "nothing could be measured");
-        return cli_error(cmd, "does not fit: the tokenizer and a session of this context alone need %s; the budget "
-                         "is %s", cli_fmt_bytes(res.rows[0].heap_bytes, a, sizeof a),
-                         cli_fmt_bytes(p.memory, b, sizeof b));
-    }
+    if (res.chosen < 0) return no_fit(&F, &res);
     const pocketllm_fit_row *c = &res.rows[res.chosen];
     if (!F.json) {
         printf("fit: %s (%s) needs %s of %s at %u positions%s%s\n", c->recipe, c->rung,
-               cli_fmt_bytes(c->total_bytes, a, sizeof a), cli_fmt_bytes(p.memory, b, sizeof b), res.n_ctx,
+               cli_fmt_bytes(c->total_bytes, a, sizeof a), cli_fmt_bytes(F.budget, b, sizeof b), res.n_ctx,
                p.out_path ? "; written to " : "", p.out_path ? p.out_path : "");
         if (res.rows[0].fits)
             printf("fit: (the unquantized source fits too: it needs %s)\n",

@@ -15,7 +15,8 @@
 
 const char cmd_imatrix_usage[] =
     "usage: pocketllm imatrix --model M --file TEXT --out F [--ctx N] [--chunks N]\n"
-    "                         [--process-output] [--parse-special] [-t N] [--quiet]\n\n"
+    "                         [--process-output] [--parse-special] [-t N] [--device D]\n"
+    "                         [--device-memory S] [--quiet]\n\n"
     "Run the model over a text and collect, for every weight matrix it multiplies by, the sum of\n"
     "the squares of each input column over all tokens and the token count: the importance matrix\n"
     "llama.cpp's llama-imatrix collects, written in its GGUF format (tensors <weight>.in_sum2 and\n"
@@ -32,6 +33,7 @@ const char cmd_imatrix_usage[] =
     "  --process-output     collect output.weight too (llama-imatrix --process-output)\n"
     "  --parse-special      special-token text in the file becomes its token\n"
     "  -t N                 threads (default: the physical cores)\n"
+    CLI_DEVICE_HELP
     "  --quiet              no progress on stderr\n";
 
 int cmd_imatrix(int argc, char **argv) {
@@ -40,8 +42,12 @@ int cmd_imatrix(int argc, char **argv) {
     bool quiet = false;
     pocketllm_imatrix_params p = pocketllm_imatrix_default_params();
     int64_t n;
+    cli_device dev = {NULL, 0};
+    int drc = 0;
     for (int i = 1; i < argc; i++) {
-        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
+        if (cli_opt_device(argc, argv, &i, cmd, &dev, &drc)) {
+            if (drc) return drc;
+        } else if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
             if (err) return cli_usage(cmd, "--model %s", err);
             model = v;
         } else if (cli_opt(argc, argv, &i, "--file", &v, &err) || cli_opt(argc, argv, &i, "-f", &v, &err)) {
@@ -76,11 +82,12 @@ int cmd_imatrix(int argc, char **argv) {
     if (!file) return cli_usage(cmd, "needs --file TEXT");
     if (!out) return cli_usage(cmd, "needs --out FILE");
 
+    pocketllm_model_params mp = pocketllm_model_default_params();
+    mp.n_threads = p.n_threads;
+    if ((drc = cli_device_params(cmd, &dev, &mp))) return drc;
     size_t len;
     char *text = eval_read_text(file, &len);
     if (!text) return cli_error(cmd, "cannot read %s: %s", file, errno == EFBIG ? "larger than 256 MiB" : strerror(errno));
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = p.n_threads;
     pocketllm_model *m;
     pocketllm_status st = pocketllm_model_open(model, &mp, &m);
     if (st) {

@@ -16,7 +16,7 @@
 const char cmd_perplexity_usage[] =
     "usage: pocketllm perplexity --model M --file TEXT [--ctx N] [--chunks N]\n"
     "                            [--save-logits F [--logits-type f32|u16] | --kl-base F]\n"
-    "                            [-t N] [--kv f16|f32] [--json] [--quiet]\n\n"
+    "                            [-t N] [--kv f16|f32] [--device D] [--device-memory S] [--json] [--quiet]\n\n"
     "Perplexity of the model over a text, defined as llama.cpp's llama-perplexity defines it, so\n"
     "the numbers compare: the text is tokenized (with BOS if the vocabulary adds one; special-token\n"
     "text is not parsed) and cut into windows of --ctx tokens; each window starts from an empty\n"
@@ -39,6 +39,7 @@ const char cmd_perplexity_usage[] =
     "                       and the top-1 agreement (how often both rank the same token first)\n"
     "  -t N                 threads (default: the physical cores)\n"
     "  --kv f16|f32         KV cache type (default f16, as llama.cpp)\n"
+    CLI_DEVICE_HELP
     "  --json               print the results as one JSON object\n"
     "  --quiet              no progress on stderr\n";
 
@@ -56,8 +57,12 @@ int cmd_perplexity(int argc, char **argv) {
     bool json = false, quiet = false;
     pocketllm_perplexity_params p = pocketllm_perplexity_default_params();
     uint32_t threads = 0;
+    cli_device dev = {NULL, 0};
+    int drc = 0;
     for (int i = 1; i < argc; i++) {
-        if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
+        if (cli_opt_device(argc, argv, &i, cmd, &dev, &drc)) {
+            if (drc) return drc;
+        } else if (cli_opt(argc, argv, &i, "--model", &v, &err) || cli_opt(argc, argv, &i, "-m", &v, &err)) {
             if (err) return cli_usage(cmd, "--model %s", err);
             model = v;
         } else if (cli_opt(argc, argv, &i, "--file", &v, &err) || cli_opt(argc, argv, &i, "-f", &v, &err)) {
@@ -102,11 +107,12 @@ int cmd_perplexity(int argc, char **argv) {
     if (p.save_type && !p.save_logits) return cli_usage(cmd, "--logits-type goes with --save-logits");
     p.n_threads = (int)threads;
 
+    pocketllm_model_params mp = pocketllm_model_default_params();
+    mp.n_threads = (int)threads;
+    if ((drc = cli_device_params(cmd, &dev, &mp))) return drc;
     size_t len;
     char *text = eval_read_text(file, &len);
     if (!text) return cli_error(cmd, "cannot read %s: %s", file, errno == EFBIG ? "larger than 256 MiB" : strerror(errno));
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = (int)threads;
     pocketllm_model *m;
     pocketllm_status st = pocketllm_model_open(model, &mp, &m);
     if (st) {

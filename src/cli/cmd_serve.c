@@ -22,7 +22,7 @@
 const char cmd_serve_usage[] =
     "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
     "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv f16|f32]\n"
-    "                       [--flash-attn on|off]\n"
+    "                       [--flash-attn on|off] [--device D] [--device-memory S]\n"
     "                       [--template FILE] [--name NAME] [--max-body SIZE] [--keepalive S] [--quiet]\n\n"
     "Serve the model over HTTP with OpenAI's API, so that OpenAI clients and libraries work\n"
     "against it.  Up to --parallel requests run at the same time by continuous batching: their\n"
@@ -45,6 +45,8 @@ const char cmd_serve_usage[] =
     "                     prompts (default 256)\n"
     "  --kv f16|f32       KV cache type (default f16, as llama.cpp)\n"
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
+    CLI_DEVICE_HELP
+    "                     (the KV cache of all --parallel sequences must fit there too)\n"
     "  --template FILE    a Jinja chat template to use instead of the model's\n"
     "  --name NAME        the model's name in the API (default: the file name without .gguf)\n"
     "  --max-body SIZE    largest request body (default 8M)\n"
@@ -52,7 +54,8 @@ const char cmd_serve_usage[] =
     "                     comment every S seconds (default 2)\n"
     "  --quiet            no line per request\n\n" SRV_FIELDS_HELP;
 
-static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *sp, srv_http_params *hp) {
+static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *sp, srv_http_params *hp,
+                 cli_device *dev) {
     const char *v, *err = NULL;
     int frc = 0;
     for (int i = 1; i < argc; i++) {
@@ -96,6 +99,8 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             sp->n_batch = (uint32_t)n;
         } else if (cli_opt_flash(argc, argv, &i, CMD, &sp->flash_attn, &frc)) {
             if (frc) return frc;
+        } else if (cli_opt_device(argc, argv, &i, CMD, dev, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
             if (err) break;
             if (!strcmp(v, "f16")) sp->kv_type = 1;
@@ -132,8 +137,10 @@ int cmd_serve(int argc, char **argv) {
     srv_model_params mp = {0};
     srv_sched_params sp = {.parallel = 4, .queue = 64, .n_batch = 256, .kv_type = 1, .n_threads = 0};
     srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .keepalive_ms = 2000, .log = true};
-    int rc = parse(argc, argv, &mp, &sp, &hp);
+    cli_device dev = {NULL, 0};
+    int rc = parse(argc, argv, &mp, &sp, &hp, &dev);
     if (rc) return rc;
+    if ((rc = cli_device_srv_params(CMD, &dev, &mp))) return rc;
     if (!hp.api_key) {
         const char *env = getenv("POCKETLLM_API_KEY");
         if (env && *env) hp.api_key = env;
@@ -172,9 +179,9 @@ int cmd_serve(int argc, char **argv) {
         return rc;
     }
     const bool v6 = strchr(hp.host, ':') != NULL;
-    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s)\n",
+    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s)\n",
             m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx,
-            m.tmpl ? "" : ", no chat template", hp.api_key ? ", API key required" : "");
+            m.tmpl ? "" : ", no chat template", hp.api_key ? ", API key required" : "", cli_device_suffix(m.model));
     fflush(stderr);
     int sig = 0;
     sigwait(&stop, &sig);

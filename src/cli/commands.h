@@ -70,12 +70,18 @@ extern const char cmd_bench_usage[];
     "  --tensors   also list every tensor: name, type, shape, file offset, bytes\n"               \
     "  --json      print one JSON object instead of text\n"
 
-#define CMD_DEVICES_USAGE                                                                           \
-    "usage: pocketllm devices [--json]\n\n"                                                         \
-    "Show what this host can open: the CPU (model, physical cores, memory, SIMD features) and,\n"  \
-    "probed through the driver library without needing CUDA installed, whether an NVIDIA driver\n" \
-    "and devices are present -- or why not.\n\n"                                                    \
-    "  --json      print one JSON object instead of text\n"
+#define CMD_DEVICES_USAGE                                                                            \
+    "usage: pocketllm devices [--json]\n\n"                                                          \
+    "Show what this host can open: the CPU (model, physical cores, memory, SIMD features);\n"       \
+    "probed through the driver library without needing CUDA installed, whether an NVIDIA driver\n"  \
+    "and devices are present -- or why not; and the Vulkan devices, through the Vulkan loader\n"    \
+    "(libvulkan.so.1, opened at run time; POCKETLLM_VULKAN_LOADER names another file): the\n"      \
+    "loader and its instance version, then per device its id for --device (vulkan:N), name,\n"    \
+    "type, driver, Vulkan version, device-local memory (the budget a model gets there) and every\n" \
+    "memory heap, subgroup size, fp16, int8 dot product (and whether the driver calls it\n"        \
+    "accelerated), cooperative matrix (KHR, NV), and whether the backend can run on it or why\n"   \
+    "not -- or why there is no Vulkan device.\n\n"                                                 \
+    "  --json      print one JSON object instead of text (keys cpu, cuda, vulkan)\n"
 
 #define CMD_BACKENDS_USAGE                                                                          \
     "usage: pocketllm backends [--json]\n\n"                                                        \
@@ -93,12 +99,13 @@ extern const char cmd_bench_usage[];
     "List the op vocabulary of the kernel ABI and, for each backend, which ops it implements;\n"   \
     "ops that take a weight tensor are listed per weight type.\n\n"                                 \
     "  --op NAME         only this op\n"                                                            \
-    "  --device BACKEND  only this backend (cpu, cuda, ...; see 'pocketllm backends')\n"           \
+    "  --device BACKEND  only this backend (cpu, vulkan, cuda, ...; see 'pocketllm backends')\n"           \
     "  --json            print JSON instead of text\n"
 
 #define CMD_RUN_USAGE                                                                                     \
     "usage: pocketllm run --model M (--prompt T | --ids \"1 2 3\") [-n N] [--temperature F] [--top-k K]\n" \
-    "                     [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--print-ids]\n\n"          \
+    "                     [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--print-ids]\n"            \
+    "                     [--device D] [--device-memory S]\n\n"                                           \
     "Generate text: the prompt is tokenized as llama.cpp's llama_tokenize(add_special=true,\n"            \
     "parse_special=true) does, evaluated in one batched prefill, then tokens are sampled one at a\n"     \
     "time and their text streamed to stdout, until an end-of-generation token, N tokens, or a full\n"   \
@@ -123,18 +130,21 @@ extern const char cmd_bench_usage[];
     "  --flash-attn on|off, -fa on|off\n"                                                                  \
     "                         attention by llama.cpp's flash-attention arithmetic (its -fa on), to\n"     \
     "                         match llama.cpp run that way (default off: its other path, faster here)\n" \
+    CLI_DEVICE_HELP                                                                                        \
     "  --print-ids            print the prompt ids on one line and the generated ids (the ending\n"      \
     "                         end-of-generation id included) on the next, instead of the text\n"         \
     "  --timings              speeds of the prefill and of the generation on stderr\n"
 
 #define CMD_LOGITS_USAGE                                                                                  \
     "usage: pocketllm logits --model M (--prompt T | --ids \"1 2 3\") --out FILE [-t N] [--ctx N]\n"    \
-    "                        [--batch N] [--kv f16|f32] [--flash-attn on|off]\n\n"                        \
+    "                        [--batch N] [--kv f16|f32] [--flash-attn on|off] [--device D]\n"             \
+    "                        [--device-memory S]\n\n"                                                    \
     "Evaluate the prompt (tokenized as 'pocketllm run' does, or given as ids) and write the\n"           \
     "float32 logits of every position to FILE, row-major: positions x vocabulary, native byte\n"        \
     "order.  Prints \"POSITIONS VOCABULARY\" on stdout.\n\n"                                              \
     "  --out FILE, -o FILE    where the logits go\n"                                                      \
-    "  -t N, --ctx N, --batch N, --kv f16|f32, --flash-attn on|off   as for 'pocketllm run'\n"
+    "  -t N, --ctx N, --batch N, --kv f16|f32, --flash-attn on|off   as for 'pocketllm run'\n"             \
+    CLI_DEVICE_HELP
 
 #define CMD_SYNTH_USAGE                                                                                  \
     "usage: pocketllm synth [--arch qwen3|llama] --shape NAME [--type f32|f16|bf16] [--untied]\n"        \

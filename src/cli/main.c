@@ -13,7 +13,7 @@ const cli_command cli_commands[] = {
     {"logits", "write the logits of every position of a prompt to a file", CMD_LOGITS_USAGE, cmd_logits},
     {"inspect", "show what a GGUF file holds: architecture, hyperparameters, tokenizer, tensors",
      CMD_INSPECT_USAGE, cmd_inspect},
-    {"devices", "show what this host can run on: CPU, memory, SIMD features, CUDA driver and devices",
+    {"devices", "show what this host can run on: CPU, memory, SIMD features, CUDA and Vulkan devices",
      CMD_DEVICES_USAGE, cmd_devices},
     {"backends", "list every backend and whether this build implements it", CMD_BACKENDS_USAGE, cmd_backends},
     {"architectures", "list the model architectures the engine can run", CMD_ARCHITECTURES_USAGE,

@@ -4,7 +4,9 @@
  * the wanted context, measure how far it strays from the source (KL
  * divergence, top-1 agreement) on an evaluation text, and keep the first
  * rung that fits the budget.  Nothing is offloaded or split: when the last
- * rung does not fit, the answer is that the model does not fit.
+ * rung does not fit, the answer is that the model does not fit.  On a
+ * device (Vulkan) the rungs are opened there and what the device holds is
+ * what counts; a rung the device refuses is one that does not fit.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/device.h"
 #include "base/error.h"
 #include "base/heap.h"
 #include "eval/eval.h"
@@ -64,7 +67,9 @@ typedef struct fit_run {
     uint32_t type_count[64];
     int last_tenth;
     const char *recipe;
-    uint32_t n_ctx;        /* positions the measured sessions hold */
+    uint32_t n_ctx;        /* positions the measured sessions hold (0 until one was made) */
+    uint64_t budget;       /* the memory a rung may need */
+    bool on_device;        /* p->device names a device: measure what it holds */
 } fit_run;
 
 static void say(fit_run *F, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -151,10 +156,76 @@ static pocketllm_status measure(fit_run *F, const char *path, pocketllm_fit_row 
     row->heap_bytes = heap;
     row->total_bytes = row->weights_bytes + heap;
     row->measured = 1;
-    row->fits = row->total_bytes <= p->memory;
+    row->fits = row->total_bytes <= F->budget;
     pocketllm_session_free(s);
     *out = m;
     return POCKETLLM_OK;
+}
+
+/* The same on the device: open the file there (the cap passed through, so
+ * the device refuses exactly what a later open with that cap would), make
+ * the session and run one token; what the device holds then is the need.
+ * A refusal (POCKETLLM_ERR_NO_MEMORY) is a measured row that does not fit;
+ * *out is the model when its weights went up (NULL when they did not). */
+static pocketllm_status measure_device(fit_run *F, const char *path, pocketllm_fit_row *row, pocketllm_model **out) {
+    const pocketllm_fit_params *p = F->p;
+    *out = NULL;
+    struct stat sb;
+    row->file_bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    pocketllm_model_params mp = pocketllm_model_default_params();
+    mp.n_threads = p->n_threads;
+    mp.device = p->device;
+    mp.device_memory = p->device_memory;
+    pocketllm_model *m = NULL;
+    pocketllm_session *s = NULL;
+    pocketllm_status st = pocketllm_model_open(path, &mp, &m);
+    if (st == POCKETLLM_ERR_NO_MEMORY) {
+        row->measured = 1;
+        row->note = "refused by the device: the weights alone need more than the budget";
+        return POCKETLLM_OK;
+    }
+    if (st) return st;
+    pocketllm_model_device(m, &row->weights_bytes, NULL);
+    pocketllm_session_params sp = pocketllm_session_default_params();
+    sp.n_ctx = p->n_ctx;
+    sp.kv_type = p->kv_type;
+    sp.n_threads = p->n_threads;
+    st = pocketllm_session_new(m, &sp, &s);
+    if (st == POCKETLLM_ERR_NO_MEMORY) {
+        row->measured = 1;
+        row->note = "refused by the device: the session (KV cache, activations, logits) does not fit beside the weights";
+        *out = m;
+        return POCKETLLM_OK;
+    }
+    int32_t tok = pocketllm_token_bos(m);
+    if (tok < 0) tok = 0;
+    if (!st) st = pocketllm_session_eval(s, &tok, 1, 0);
+    if (st) {
+        pocketllm_session_free(s);
+        pocketllm_model_close(m);
+        return st;
+    }
+    F->n_ctx = pocketllm_session_n_ctx(s);
+    uint64_t used = 0;
+    pocketllm_model_device(m, &used, NULL);
+    row->session_bytes = pocketllm_session_memory(s);
+    row->heap_bytes = used > row->weights_bytes ? used - row->weights_bytes : 0;
+    row->total_bytes = used;
+    row->measured = 1;
+    row->fits = used <= F->budget;
+    pocketllm_session_free(s);
+    *out = m;
+    return POCKETLLM_OK;
+}
+
+/* Whichever of the two the run measures with. */
+static pocketllm_status measure_row(fit_run *F, const char *path, pocketllm_fit_row *row, pocketllm_model **out) {
+    return F->on_device ? measure_device(F, path, row, out) : measure(F, path, row, out);
+}
+
+/* A row the device refused (nothing to evaluate on it). */
+static bool refused(const fit_run *F, const pocketllm_fit_row *row) {
+    return F->on_device && row->measured && !row->total_bytes;
 }
 
 static void eval_progress(void *user, uint32_t done, uint32_t total, double ppl) {
@@ -185,6 +256,75 @@ static pocketllm_status evaluate(fit_run *F, pocketllm_model *m, bool source, pl
     row->kl_mean = source ? 0 : r.kl_mean;
     row->kl_p99 = source ? 0 : r.kl_p99;
     row->top1 = source ? 1 : r.top1;
+    return POCKETLLM_OK;
+}
+
+/* The source's pass on the evaluation text -- the log-probabilities every
+ * rung is scored against, and the importance matrix -- on the device when
+ * the source runs there, else (refused, or its evaluation does not fit) on
+ * the CPU: the reference does not have to fit, only the rungs do. */
+static pocketllm_status evaluate_source(fit_run *F, const char *path, pocketllm_model **m, pl_imat **im,
+                                        pocketllm_fit_row *row) {
+    pocketllm_status st = POCKETLLM_ERR_NO_MEMORY;
+    if (*m && !refused(F, row)) st = evaluate(F, *m, true, *im, row);
+    if (st != POCKETLLM_ERR_NO_MEMORY || !F->on_device) return st;
+    say(F, "the source (or its evaluation window) does not fit the device: evaluating it on the CPU");
+    pocketllm_model_close(*m);
+    *m = NULL;
+    if (*im) {
+        /* a fresh matrix: nothing of a failed pass may count */
+        pl_imat_free(*im);
+        *im = NULL;
+        if ((st = pl_imat_new(false, im))) return st;
+    }
+    pocketllm_model_params mp = pocketllm_model_default_params();
+    mp.n_threads = F->p->n_threads;
+    if ((st = pocketllm_model_open(path, &mp, m))) return st;
+    return evaluate(F, *m, true, *im, row);
+}
+
+/* A rung's score; on a device, none for a rung it refused, and a rung
+ * whose evaluation window does not fit there is left unscored. */
+static pocketllm_status evaluate_rung(fit_run *F, pocketllm_model *m, pocketllm_fit_row *row) {
+    if (!m || refused(F, row)) return POCKETLLM_OK;
+    pocketllm_status st = evaluate(F, m, false, NULL, row);
+    if (st == POCKETLLM_ERR_NO_MEMORY && F->on_device) {
+        if (!row->note) row->note = "not scored: the evaluation's session does not fit the device";
+        return POCKETLLM_OK;
+    }
+    return st;
+}
+
+/* On a device: open it once, to fail early when it cannot be opened and to
+ * learn its budget (device_memory, else all it reports); a budget given is
+ * held to what the device offers. */
+static pocketllm_status device_budget(fit_run *F) {
+    pl_device *d = NULL;
+    pocketllm_status st = pl_device_open(F->p->device, F->p->device_memory, &d);
+    if (st) return st;
+    const uint64_t offered = d->memory;
+    d->ops->close(d);
+    if (!F->budget || F->budget > offered) F->budget = offered;
+    if (F->budget < PL_FIT_MIN_BUDGET)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: the device's budget of %llu bytes is below 1 MiB",
+                       (unsigned long long)F->budget);
+    return POCKETLLM_OK;
+}
+
+/* The positions the sessions get when the source made none (the device
+ * refused it): as pocketllm_session_new chooses, from the source. */
+static pocketllm_status default_ctx(fit_run *F, const char *path) {
+    if (F->p->n_ctx) {
+        F->n_ctx = F->p->n_ctx;
+        return POCKETLLM_OK;
+    }
+    pocketllm_model_params mp = pocketllm_model_default_params();
+    pocketllm_model *m = NULL;
+    pocketllm_status st = pocketllm_model_open(path, &mp, &m);
+    if (st) return st;
+    const uint32_t train = pocketllm_model_n_ctx_train(m);
+    F->n_ctx = train && train < 4096 ? train : 4096;
+    pocketllm_model_close(m);
     return POCKETLLM_OK;
 }
 
@@ -255,7 +395,9 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     memset(out, 0, sizeof *out);
     out->chosen = -1;
     const pocketllm_fit_params *p = params;
-    if (p->memory < PL_FIT_MIN_BUDGET || p->memory > PL_FIT_MAX_BUDGET)
+    const bool on_device = p->device && strcmp(p->device, "cpu") != 0;
+    /* on a device 0 means the device's own budget (checked once known) */
+    if ((p->memory || !on_device) && (p->memory < PL_FIT_MIN_BUDGET || p->memory > PL_FIT_MAX_BUDGET))
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: a budget of %llu bytes is outside 1 MiB .. 1 PiB",
                        (unsigned long long)p->memory);
     if (p->n_ctx > (1u << 20))
@@ -272,8 +414,12 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     fit_run *F = calloc(1, sizeof *F);
     if (!F) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     F->p = p;
+    F->on_device = on_device;
+    F->budget = p->memory;
     pl_imat *im = NULL;
     pocketllm_model *m = NULL;
+    if (on_device && (st = device_budget(F))) goto done;
+    out->budget = F->budget;
     if ((st = make_dir(F))) goto done;
     snprintf(F->base, sizeof F->base, "%s/source.logprobs", F->dir);
     if (p->imatrix) snprintf(F->imatrix, sizeof F->imatrix, "%s", p->imatrix);
@@ -285,7 +431,8 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     src->rung = "-";
     F->recipe = "source";
     say(F, "measuring the source");
-    if ((st = measure(F, model_path, src, &m))) goto done;
+    if ((st = measure_row(F, model_path, src, &m))) goto done;
+    if (!F->n_ctx && (st = default_ctx(F, model_path))) goto done;
     {
         pocketllm_gguf *g;
         if (!pocketllm_gguf_open(model_path, &g)) {
@@ -299,19 +446,20 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     }
     /* the tokenizer and the session alone, measured on the source, already
      * exceed the budget: no rung can fit, and none is tried (unless all) */
-    const bool hopeless = src->measured && src->heap_bytes >= p->memory;
+    const bool hopeless = src->measured && src->heap_bytes >= F->budget;
     out->n_ctx = F->n_ctx;
     if (p->eval_text && (!hopeless || p->all)) {
         if (!p->imatrix) {
             if ((st = pl_imat_new(false, &im))) goto done;
             snprintf(F->imatrix, sizeof F->imatrix, "%s/imatrix.gguf", F->dir);
         }
-        if ((st = evaluate(F, m, true, im, src))) goto done;
+        if ((st = evaluate_source(F, model_path, &m, &im, src))) goto done;
         if (im && (st = pl_imat_write(im, F->imatrix, "pocketllm fit evaluation text", p->eval_ctx ? p->eval_ctx : 512)))
             goto done;
     }
     pocketllm_model_close(m);
     m = NULL;
+    src->budget = F->budget;
     if (p->on_row) p->on_row(p->user, src);
 
     uint64_t fingerprints[N_RUNGS];
@@ -324,11 +472,13 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
         fingerprints[i] = 0;
         if (hopeless && !p->all) {
             row->note = "not tried: the session and tokenizer alone need more than the budget";
+            row->budget = F->budget;
             if (p->on_row) p->on_row(p->user, row);
             continue;
         }
         if (ladder[i].needs_imatrix && !F->imatrix[0]) {
             row->note = "needs an importance matrix (--eval TEXT or --imatrix FILE)";
+            row->budget = F->budget;
             if (p->on_row) p->on_row(p->user, row);
             continue;
         }
@@ -357,8 +507,8 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
                 break;
             }
         say(F, "measuring %s at %u positions", ladder[i].recipe, F->n_ctx);
-        if ((st = measure(F, path, row, &m))) goto done;
-        if (p->eval_text && row->measured && (st = evaluate(F, m, false, NULL, row))) goto done;
+        if ((st = measure_row(F, path, row, &m))) goto done;
+        if (p->eval_text && row->measured && (st = evaluate_rung(F, m, row))) goto done;
         pocketllm_model_close(m);
         m = NULL;
         if (row->fits && out->chosen < 0) {
@@ -368,6 +518,7 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
         } else {
             remove(path);
         }
+        row->budget = F->budget;
         if (p->on_row) p->on_row(p->user, row);
     }
     if (out->chosen >= 0 && p->out_path) {

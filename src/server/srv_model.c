@@ -70,6 +70,10 @@ pocketllm_status srv_model_open(const srv_model_params *p, srv_model *m, char **
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = p->n_threads;
     mp.vocab_only = p->vocab_only;
+    mp.device = p->device;
+    mp.device_memory = p->device_memory;
+    mp.progress = p->progress;
+    mp.progress_user = p->progress_user;
     pocketllm_status st = pocketllm_model_open(p->path, &mp, &m->model);
     if (st) {
         *err = fmt_err("%s", pocketllm_last_error());

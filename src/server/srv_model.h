@@ -27,6 +27,13 @@ typedef struct srv_model_params {
     uint32_t n_ctx;            /* 0: the model's training context, at most 4096 */
     int n_threads;
     int vocab_only;            /* tokenizer only (tests, fuzzing) */
+    /* the device the weights go to, as pocketllm_model_params has them:
+     * NULL or "cpu", "vulkan", "vulkan:N"; the sessions the scheduler makes
+     * run there too (they follow the model) */
+    const char *device;
+    uint64_t device_memory;    /* the most bytes of the device to use; 0 = all it has */
+    void (*progress)(void *user, const char *what, uint64_t done, uint64_t total); /* the upload; may be NULL */
+    void *progress_user;
 } srv_model_params;
 
 /* Open everything; on failure *err gets a one-line message (caller frees). */

@@ -455,7 +455,7 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
     sp.n_threads = p->n_threads;
     pocketllm_status st = pocketllm_session_new_multi(m->model, &sp, s->p.parallel, &s->sess);
     if (st) {
-        char tmp[400];
+        char tmp[1024];
         snprintf(tmp, sizeof tmp, "cannot make the sessions: %s", pocketllm_last_error());
         *err = strdup(tmp);
         srv_sched_free(s);

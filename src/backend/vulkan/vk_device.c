@@ -511,8 +511,10 @@ pocketllm_status pl_vk_device_open(int index, uint64_t memory_limit, pl_device *
     }
     uint32_t n = 0;
     d->fn.vkEnumeratePhysicalDevices(d->inst, &n, NULL);
-    VkPhysicalDevice pds[16];
-    if (n > 16) n = 16;
+    /* as many as pocketllm_vulkan_probe lists, so that every device one
+     * can name is one `devices` shows */
+    VkPhysicalDevice pds[8];
+    if (n > 8) n = 8;
     if (n) d->fn.vkEnumeratePhysicalDevices(d->inst, &n, pds);
     if (n == 0) {
         st = pl_fail(POCKETLLM_ERR_NOT_FOUND, "vulkan: no Vulkan device (see 'pocketllm devices')");

@@ -61,7 +61,7 @@ VkPipeline pl_vk_pipeline_get(pl_vk_device *d, const char *name, const uint32_t 
     pthread_mutex_lock(&d->lock);
     for (size_t i = 0; i < d->n_pipes; i++) {
         const pl_vk_pipeline *p = &d->pipes[i];
-        if (p->n_spec == n && strcmp(p->name, name) == 0 && memcmp(p->spec, spec, n * 4) == 0) {
+        if (p->n_spec == n && strcmp(p->name, name) == 0 && (n == 0 || memcmp(p->spec, spec, n * 4) == 0)) {
             VkPipeline out = p->p;
             pthread_mutex_unlock(&d->lock);
             return out;
@@ -95,7 +95,7 @@ VkPipeline pl_vk_pipeline_get(pl_vk_device *d, const char *name, const uint32_t 
     pl_vk_pipeline *e = &d->pipes[d->n_pipes++];
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s", name);
-    memcpy(e->spec, spec, n * 4);
+    if (n) memcpy(e->spec, spec, n * 4);
     e->n_spec = n;
     e->p = p;
     pthread_mutex_unlock(&d->lock);
