@@ -21,7 +21,8 @@ serve_model "$PL_TMP/m.gguf" --shape small --type f16
 serve_start main --model "$PL_TMP/m.gguf" --name small --ctx 256 --parallel 4 --queue 32 --quiet \
     ${PL_SERVE_DEVICE:+--device "$PL_SERVE_DEVICE"}
 
-"$PY" - "$PORT" <<'PY' >"$PL_TMP/py.out" 2>&1
+# PL_SERVE_TOPICS: how many of the 16 greedy requests (a slow device runs fewer)
+"$PY" - "$PORT" "${PL_SERVE_TOPICS:-16}" <<'PY' >"$PL_TMP/py.out" 2>&1
 import http.client, json, sys, threading, time
 
 port = int(sys.argv[1])
@@ -35,7 +36,7 @@ def check(cond, what):
 topics = ["the sea", "mountains", "a red fox", "winter", "bread", "the moon", "rivers", "a lost key",
           "old trains", "bees", "a lighthouse", "rain", "chess", "a violin", "deserts", "the first snow"]
 requests = [{"messages": [{"role": "user", "content": "Write about %s." % t}], "max_tokens": 16, "temperature": 0}
-            for t in topics]
+            for t in topics[:int(sys.argv[2])]]
 requests += [{"messages": [{"role": "user", "content": "Say something about %s." % t}], "max_tokens": 16,
               "temperature": 0.8, "top_k": 40, "seed": 11 + i} for i, t in enumerate(topics[:4])]
 
@@ -97,14 +98,15 @@ for i, (a, b) in enumerate(zip(alone, together)):
     check(b[1] is not None, "request %d failed beside others: %s" % (i, b[0]))
     check(a == b, "request %d: alone %r, beside others %r" % (i, a, b))
 distinct = set(a[0] for a in alone)
-check(len(distinct) >= 6, "the prompts give different answers (%d distinct of 20)" % len(distinct))
+# (a random-weight model maps many prompts to one answer: 3 in 10 distinct)
+check(len(distinct) >= max(4, 3 * len(requests) // 10), "the prompts give different answers (%d distinct of %d)" % (len(distinct), len(requests)))
 
 tokens = sum(a[2] for a in alone)
 rate_alone = tokens / t_alone
 rate_together = sum(b[2] for b in together) / t_together
 print("one at a time: %d tokens in %.2f s = %.1f tok/s" % (tokens, t_alone, rate_alone))
-print("20 concurrent, --parallel 4: %d tokens in %.2f s = %.1f tok/s (%.2fx)"
-      % (sum(b[2] for b in together), t_together, rate_together, rate_together / rate_alone))
+print("%d concurrent, --parallel 4: %d tokens in %.2f s = %.1f tok/s (%.2fx)"
+      % (len(requests), sum(b[2] for b in together), t_together, rate_together, rate_together / rate_alone))
 most = health()["most_sequences_in_a_pass"]
 print("forward passes: %d one at a time, %d concurrent (%.2fx); most sequences in one pass: %d"
       % (passes["alone"], passes["together"], passes["together"] / max(passes["alone"], 1), most))

@@ -7,4 +7,6 @@ if [ "${POCKETLLM_NO_VULKAN:-0}" = 1 ]; then
     echo "SKIPPED: POCKETLLM_NO_VULKAN=1 -- the Vulkan server test did not run" >&2
     exit 77
 fi
-PL_SERVE_DEVICE=vulkan exec bash "$(dirname "$0")/test_serve_batch.sh"
+# 8 of the 16 greedy requests (and the 4 seeded ones): lavapipe runs the
+# device on this machine's CPU, at a few passes a second
+PL_SERVE_DEVICE=vulkan PL_SERVE_TOPICS=8 exec bash "$(dirname "$0")/test_serve_batch.sh"
