@@ -111,6 +111,30 @@ static void types_string(const fit_run *F, char *out, size_t cap) {
     }
 }
 
+/* A session of the fit's context on m with one token evaluated: what a
+ * rung allocates to run.  A refusal to make the session
+ * (POCKETLLM_ERR_NO_MEMORY) is returned with m open, for the caller to
+ * count as not fitting; on any other failure m is closed. */
+static pocketllm_status session_one_token(fit_run *F, pocketllm_model *m, pocketllm_session **s) {
+    const pocketllm_fit_params *p = F->p;
+    pocketllm_session_params sp = pocketllm_session_default_params();
+    sp.n_ctx = p->n_ctx;
+    sp.kv_type = p->kv_type;
+    sp.n_threads = p->n_threads;
+    *s = NULL;
+    pocketllm_status st = pocketllm_session_new(m, &sp, s);
+    if (st == POCKETLLM_ERR_NO_MEMORY) return st;
+    int32_t tok = pocketllm_token_bos(m);
+    if (tok < 0) tok = 0;
+    if (!st) st = pocketllm_session_eval(*s, &tok, 1, 0);
+    if (st) {
+        pocketllm_session_free(*s);
+        *s = NULL;
+        pocketllm_model_close(m);
+    }
+    return st;
+}
+
 /* Open the file, make a session of n_ctx positions and run one token
  * through it; the heap that took (tokenizer, KV cache, scratch, logits)
  * plus the mapping the weights are read from is what the file needs.  The
@@ -126,25 +150,14 @@ static pocketllm_status measure(fit_run *F, const char *path, pocketllm_fit_row 
     pocketllm_session *s = NULL;
     pocketllm_status st = pocketllm_model_open(path, &mp, &m);
     if (st) return st;
-    pocketllm_session_params sp = pocketllm_session_default_params();
-    sp.n_ctx = p->n_ctx;
-    sp.kv_type = p->kv_type;
-    sp.n_threads = p->n_threads;
-    st = pocketllm_session_new(m, &sp, &s);
+    st = session_one_token(F, m, &s);
     if (st == POCKETLLM_ERR_NO_MEMORY) {
         /* this host cannot even reserve it: it does not fit */
         row->note = "its session cannot be allocated on this host";
         *out = m;
         return POCKETLLM_OK;
     }
-    int32_t tok = pocketllm_token_bos(m);
-    if (tok < 0) tok = 0;
-    if (!st) st = pocketllm_session_eval(s, &tok, 1, 0);
-    if (st) {
-        pocketllm_session_free(s);
-        pocketllm_model_close(m);
-        return st;
-    }
+    if (st) return st;
     F->n_ctx = pocketllm_session_n_ctx(s);
     heap_ok = heap_ok && pl_heap_in_use(&h1);
     row->weights_bytes = row->file_bytes = pocketllm_gguf_file_size(m->gguf);
@@ -186,25 +199,14 @@ static pocketllm_status measure_device(fit_run *F, const char *path, pocketllm_f
     }
     if (st) return st;
     pocketllm_model_device(m, &row->weights_bytes, NULL);
-    pocketllm_session_params sp = pocketllm_session_default_params();
-    sp.n_ctx = p->n_ctx;
-    sp.kv_type = p->kv_type;
-    sp.n_threads = p->n_threads;
-    st = pocketllm_session_new(m, &sp, &s);
+    st = session_one_token(F, m, &s);
     if (st == POCKETLLM_ERR_NO_MEMORY) {
         row->measured = 1;
         row->note = "refused by the device: the session (KV cache, activations, logits) does not fit beside the weights";
         *out = m;
         return POCKETLLM_OK;
     }
-    int32_t tok = pocketllm_token_bos(m);
-    if (tok < 0) tok = 0;
-    if (!st) st = pocketllm_session_eval(s, &tok, 1, 0);
-    if (st) {
-        pocketllm_session_free(s);
-        pocketllm_model_close(m);
-        return st;
-    }
+    if (st) return st;
     F->n_ctx = pocketllm_session_n_ctx(s);
     uint64_t used = 0;
     pocketllm_model_device(m, &used, NULL);
