@@ -20,6 +20,7 @@ function(pl_vk_shader name source)
   endforeach()
   set(out ${PL_VK_SPV_DIR}/${name}.spv)
   add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${PL_VK_SPV_DIR}
     COMMAND ${PL_GLSLC} --target-env=vulkan1.2 -O -I${PL_VK_SHADER_DIR} ${defs}
             -MD -MF ${out}.d -o ${out} ${PL_VK_SHADER_DIR}/${source}.comp
     DEPENDS ${PL_VK_SHADER_DIR}/${source}.comp
