@@ -730,7 +730,9 @@ enum {
     POCKETLLM_CPU_AVXVNNI = 1u << 10,
     POCKETLLM_CPU_NEON = 1u << 11,
     POCKETLLM_CPU_ARM_DOTPROD = 1u << 12,
-    POCKETLLM_CPU_ARM_FP16 = 1u << 13
+    POCKETLLM_CPU_ARM_FP16 = 1u << 13, /* half-precision vector arithmetic (Armv8.2-A FP16) */
+    POCKETLLM_CPU_ARM_I8MM = 1u << 14, /* SMMLA/UMMLA int8 matrix multiply (Armv8.6-A) */
+    POCKETLLM_CPU_ARM_BF16 = 1u << 15  /* BFDOT/BFMMLA */
 };
 
 typedef struct pocketllm_cpu_info {

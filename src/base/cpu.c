@@ -23,7 +23,7 @@
 
 static const char *feature_names[] = {"sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
                                       "avx512vl", "avx512vnni", "avx512bf16", "avxvnni", "neon",
-                                      "arm-dotprod", "arm-fp16"};
+                                      "arm-dotprod", "arm-fp16", "arm-i8mm", "arm-bf16"};
 
 const char *pocketllm_cpu_feature_name(uint32_t bit) {
     for (unsigned i = 0; i < sizeof feature_names / sizeof feature_names[0]; i++)
@@ -87,6 +87,9 @@ static uint32_t detect_features(char *brand, size_t brand_len) {
     unsigned long hw = getauxval(AT_HWCAP);
     if (hw & (1ul << 20)) f |= POCKETLLM_CPU_ARM_DOTPROD; /* HWCAP_ASIMDDP */
     if (hw & (1ul << 10)) f |= POCKETLLM_CPU_ARM_FP16;    /* HWCAP_ASIMDHP */
+    unsigned long hw2 = getauxval(AT_HWCAP2);
+    if (hw2 & (1ul << 13)) f |= POCKETLLM_CPU_ARM_I8MM; /* HWCAP2_I8MM */
+    if (hw2 & (1ul << 14)) f |= POCKETLLM_CPU_ARM_BF16; /* HWCAP2_BF16 */
 #endif
 #endif
     return f;

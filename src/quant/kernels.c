@@ -1,7 +1,7 @@
 /*
  * kernels.c -- run-time choice of quant kernels: builds one table per tier
  * at first use (scalar from the type table's references, each higher tier
- * starting as a copy of the one below and overriding what its ISA file
+ * starting as a copy of its parent's and overriding what its ISA file
  * implements), then answers lookups from those tables.
  */
 #include "quant/kernels.h"
@@ -11,13 +11,18 @@
 #include <string.h>
 
 #include "base/cpu.h"
+#include "quant/kernels_arm.h"
 #include "quant/kernels_x86.h"
 
 static pl_quant_kernel_set tables[PL_TIER_COUNT][PL_TYPE_COUNT];
 static pl_quant_tier best_tier;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static const char *tier_names[PL_TIER_COUNT] = {"scalar", "avx2", "avx512"};
+static const char *tier_names[PL_TIER_COUNT] = {"scalar", "avx2", "avx512", "neon", "dotprod", "i8mm"};
+/* each tier's parent (see kernels.h) */
+static const int tier_parent[PL_TIER_COUNT] = {-1, PL_TIER_SCALAR, PL_TIER_AVX2, PL_TIER_SCALAR, PL_TIER_NEON, PL_TIER_DOTPROD};
+
+int pl_quant_tier_parent(pl_quant_tier tier) { return (unsigned)tier < PL_TIER_COUNT ? tier_parent[tier] : -1; }
 
 const char *pl_quant_tier_name(pl_quant_tier tier) {
     return (unsigned)tier < PL_TIER_COUNT ? tier_names[tier] : NULL;
@@ -29,19 +34,27 @@ int pl_quant_tier_from_name(const char *name) {
     return -1;
 }
 
+/* the CPU feature bits each tier needs (its own and its parents') */
+static const uint32_t tier_needs[PL_TIER_COUNT] = {
+    0,
+    POCKETLLM_CPU_AVX2 | POCKETLLM_CPU_FMA | POCKETLLM_CPU_F16C,
+    POCKETLLM_CPU_AVX2 | POCKETLLM_CPU_FMA | POCKETLLM_CPU_F16C | POCKETLLM_CPU_AVX512F | POCKETLLM_CPU_AVX512BW |
+        POCKETLLM_CPU_AVX512VL | POCKETLLM_CPU_AVX512VNNI,
+    POCKETLLM_CPU_NEON,
+    POCKETLLM_CPU_NEON | POCKETLLM_CPU_ARM_DOTPROD,
+    POCKETLLM_CPU_NEON | POCKETLLM_CPU_ARM_DOTPROD | POCKETLLM_CPU_ARM_I8MM,
+};
+
 bool pl_quant_tier_supported(pl_quant_tier tier) {
-    uint32_t f = pl_cpu_features();
-    const uint32_t avx2 = POCKETLLM_CPU_AVX2 | POCKETLLM_CPU_FMA | POCKETLLM_CPU_F16C;
-    const uint32_t avx512 = avx2 | POCKETLLM_CPU_AVX512F | POCKETLLM_CPU_AVX512BW | POCKETLLM_CPU_AVX512VL |
-                            POCKETLLM_CPU_AVX512VNNI;
-    switch (tier) {
-    case PL_TIER_SCALAR: return true;
+    if ((unsigned)tier >= PL_TIER_COUNT) return false;
 #if defined(__x86_64__)
-    case PL_TIER_AVX2: return (f & avx2) == avx2;
-    case PL_TIER_AVX512: return (f & avx512) == avx512;
+    const bool compiled = tier <= PL_TIER_AVX512;
+#elif defined(__aarch64__)
+    const bool compiled = tier == PL_TIER_SCALAR || tier >= PL_TIER_NEON;
+#else
+    const bool compiled = tier == PL_TIER_SCALAR;
 #endif
-    default: return false;
-    }
+    return compiled && (pl_cpu_features() & tier_needs[tier]) == tier_needs[tier];
 }
 
 /* Runs one ISA file's fill.  Tile and rows kernels are only valid next to
@@ -66,6 +79,20 @@ static void fill_tier(pl_quant_kernel_set *table, void (*fill)(pl_quant_kernel_s
     }
 }
 
+/* tables[k] = a copy of its parent's table, then k's ISA file on top */
+static void derive_tier(pl_quant_tier k, void (*fill)(pl_quant_kernel_set *)) {
+    memcpy(tables[k], tables[tier_parent[k]], sizeof tables[k]);
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) tables[k][t].tier = k;
+    if (fill) fill_tier(tables[k], fill);
+}
+
+/* true when `tier` is `base` or builds on it (through its parents) */
+static bool builds_on(int tier, int base) {
+    for (int t = tier; t >= 0; t = tier_parent[t])
+        if (t == base) return true;
+    return false;
+}
+
 static void build_tables(void) {
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
         const pl_type_traits *tr = pl_type_get(t);
@@ -74,24 +101,33 @@ static void build_tables(void) {
                                                           .act_from_float = tr->act_from_float,
                                                           .to_float = tr->to_float};
     }
-    for (int k = 1; k < PL_TIER_COUNT; k++) {
-        memcpy(tables[k], tables[k - 1], sizeof tables[k]);
-        for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) tables[k][t].tier = (pl_quant_tier)k;
-    }
+    /* tiers of the other architecture stay scalar copies (never used:
+     * pl_quant_tier_supported says no) */
 #if defined(__x86_64__)
-    fill_tier(tables[PL_TIER_AVX2], pl_quant_fill_avx2);
-    memcpy(tables[PL_TIER_AVX512], tables[PL_TIER_AVX2], sizeof tables[PL_TIER_AVX512]);
-    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) tables[PL_TIER_AVX512][t].tier = PL_TIER_AVX512;
-    fill_tier(tables[PL_TIER_AVX512], pl_quant_fill_avx512);
+    derive_tier(PL_TIER_AVX2, pl_quant_fill_avx2);
+    derive_tier(PL_TIER_AVX512, pl_quant_fill_avx512);
+#else
+    derive_tier(PL_TIER_AVX2, NULL);
+    derive_tier(PL_TIER_AVX512, NULL);
 #endif
+#if defined(__aarch64__)
+    derive_tier(PL_TIER_NEON, pl_quant_fill_neon);
+    derive_tier(PL_TIER_DOTPROD, pl_quant_fill_dotprod);
+    derive_tier(PL_TIER_I8MM, pl_quant_fill_i8mm);
+#else
+    derive_tier(PL_TIER_NEON, NULL);
+    derive_tier(PL_TIER_DOTPROD, NULL);
+    derive_tier(PL_TIER_I8MM, NULL);
+#endif
+    /* the highest supported tier within the cap: a cap names a tier of the
+     * chain (a cap of another architecture's tier leaves scalar) */
+    const int cap = pl_quant_tier_from_name(getenv("POCKETLLM_CPU_TIER"));
     best_tier = PL_TIER_SCALAR;
     for (int k = PL_TIER_COUNT - 1; k > 0; k--)
-        if (pl_quant_tier_supported((pl_quant_tier)k)) {
+        if (pl_quant_tier_supported((pl_quant_tier)k) && (cap < 0 || builds_on(cap, k))) {
             best_tier = (pl_quant_tier)k;
             break;
         }
-    int cap = pl_quant_tier_from_name(getenv("POCKETLLM_CPU_TIER"));
-    if (cap >= 0 && (pl_quant_tier)cap < best_tier) best_tier = (pl_quant_tier)cap;
 }
 
 pl_quant_tier pl_quant_best_tier(void) {

@@ -1,14 +1,17 @@
 /*
  * kernels.h -- the host's fastest quant kernels, chosen at run time.
  *
- * The binary carries every tier (scalar; AVX2+FMA+F16C; AVX-512
- * F/BW/VL/VNNI), each ISA compiled in its own file with its own flags, and
- * picks per type the highest tier the CPU runs.  A tier that has no kernel
- * of its own for a type falls back to the next lower tier's.  Every tier is
- * tested against the scalar reference of the type table (quant/types.h).
+ * The binary carries every tier of its architecture, each ISA compiled in
+ * its own file with its own flags: on x86-64 scalar, AVX2+FMA+F16C and
+ * AVX-512 F/BW/VL/VNNI; on AArch64 scalar, NEON (Armv8.0-A), dotprod
+ * (SDOT/UDOT) and i8mm (SMMLA).  It picks the highest tier the CPU runs.
+ * Each tier builds on its parent (the tier below it on the same
+ * architecture): a tier that has no kernel of its own for a type runs its
+ * parent's.  Every tier is tested against the scalar reference of the type
+ * table (quant/types.h).
  *
- * POCKETLLM_CPU_TIER=scalar|avx2|avx512 in the environment caps the tier
- * (read once, at first use) so a whole run can be repeated on a lower tier.
+ * POCKETLLM_CPU_TIER=<tier name> in the environment caps the tier (read
+ * once, at first use) so a whole run can be repeated on a lower tier.
  */
 #ifndef PL_QUANT_KERNELS_H
 #define PL_QUANT_KERNELS_H
@@ -22,7 +25,10 @@ typedef enum pl_quant_tier {
     PL_TIER_SCALAR = 0,
     PL_TIER_AVX2 = 1,   /* AVX2, FMA, F16C */
     PL_TIER_AVX512 = 2, /* AVX-512 F, BW, VL, VNNI (plus the AVX2 set) */
-    PL_TIER_COUNT = 3
+    PL_TIER_NEON = 3,   /* AArch64 Advanced SIMD, Armv8.0-A */
+    PL_TIER_DOTPROD = 4, /* plus SDOT/UDOT (Armv8.2-A dotprod) */
+    PL_TIER_I8MM = 5,   /* plus SMMLA (Armv8.6-A i8mm) */
+    PL_TIER_COUNT = 6
 } pl_quant_tier;
 
 /* A tile of dot products: for r < rows and c < cols of the kernel set,
@@ -66,10 +72,14 @@ const pl_quant_kernel_set *pl_quant_kernels_tier(uint32_t type, pl_quant_tier ti
 /* True when the CPU (and OS) support every instruction the tier uses. */
 bool pl_quant_tier_supported(pl_quant_tier tier);
 
+/* The tier a tier builds on: scalar for the first SIMD tier of each
+ * architecture, -1 for scalar itself or an invalid tier. */
+int pl_quant_tier_parent(pl_quant_tier tier);
+
 /* The highest tier pl_quant_kernels() uses on this host. */
 pl_quant_tier pl_quant_best_tier(void);
 
-/* "scalar", "avx2", "avx512"; NULL for anything else. */
+/* "scalar", "avx2", "avx512", "neon", "dotprod", "i8mm"; NULL otherwise. */
 const char *pl_quant_tier_name(pl_quant_tier tier);
 
 /* Tier by name (as above); -1 when unknown. */

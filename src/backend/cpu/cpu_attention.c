@@ -308,6 +308,15 @@ static void attention_split(attn_job *j) {
     pl_pool_run_chunks(j->cc->pool, split_values_run, j, (int)ap->n_head * pieces);
 }
 
+/* whether the ISA's f16 row kernels are bit for bit the f16 vec_dot this
+ * compute runs (they reproduce one tier's; another tier's may differ) */
+static bool f16_rows_match(const pl_cpu_compute *cc) {
+    if (!cc->isa->dot_rows_f16) return false;
+    const pl_quant_kernel_set *mine = pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier);
+    const pl_quant_kernel_set *theirs = pl_quant_kernels_tier(PL_TYPE_F16, (pl_quant_tier)cc->isa->f16_dot_tier);
+    return mine && theirs && mine->vec_dot == theirs->vec_dot;
+}
+
 void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                       const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {
     pl_cpu_compute *cc = pl_cpu(c);
@@ -322,8 +331,8 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
                   pl_quant_kernels_tier(ap->kv_type, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
-                  /* the ISA's row kernel reproduces the AVX-512 quant tier's f16 dot only */
-                  ap->kv_type == PL_TYPE_F16 && cc->qtier == PL_TIER_AVX512 ? cc->isa->dot_rows_f16 : NULL, false};
+                  /* the ISA's row kernel where it reproduces this tier's f16 dot */
+                  ap->kv_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false};
     /* the two-head kernels equal the one-head ones, so pairing is used
      * exactly where those would be */
     j.pair = !ap->flash && j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->axpy_rows2_f16 && cc->isa->axpy_rows_f16 &&

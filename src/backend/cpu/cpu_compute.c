@@ -292,9 +292,14 @@ pocketllm_status pl_cpu_compute_new(int n_threads, const pl_cpu_isa *isa, pl_com
     cc->base.ops = &cpu_ops;
     cc->base.backend = "cpu";
     cc->isa = isa;
-    /* the quant kernels of the same tier (theirs needs VNNI for AVX-512) */
-    cc->qtier = isa == pl_cpu_isa_generic() ? PL_TIER_SCALAR : isa == pl_cpu_isa_avx2() ? PL_TIER_AVX2 : PL_TIER_AVX512;
-    while (cc->qtier > PL_TIER_SCALAR && !pl_quant_tier_supported(cc->qtier)) cc->qtier = (pl_quant_tier)(cc->qtier - 1);
+    /* the quant kernels of the same tier (theirs needs VNNI for AVX-512);
+     * the NEON table goes with the best AArch64 quant tier within the cap */
+    if (isa == pl_cpu_isa_neon())
+        cc->qtier = pl_quant_best_tier() >= PL_TIER_NEON ? pl_quant_best_tier() : PL_TIER_NEON;
+    else
+        cc->qtier = isa == pl_cpu_isa_generic() ? PL_TIER_SCALAR : isa == pl_cpu_isa_avx2() ? PL_TIER_AVX2 : PL_TIER_AVX512;
+    while (cc->qtier > PL_TIER_SCALAR && !pl_quant_tier_supported(cc->qtier))
+        cc->qtier = (pl_quant_tier)pl_quant_tier_parent(cc->qtier);
     cc->n_threads = n_threads;
     pocketllm_status st = pl_pool_new(n_threads, &cc->pool);
     if (st) {

@@ -1,8 +1,9 @@
 /*
  * cpu_dispatch.c -- choose the row-kernel table for this host once: the
  * widest instruction set the CPU and OS support, capped by
- * POCKETLLM_CPU_TIER=scalar|avx2|avx512 when set (the same variable caps
- * the quant kernels), so a whole run can be repeated on a lower tier.
+ * POCKETLLM_CPU_TIER=scalar|avx2|avx512 (x86-64) or scalar|neon|dotprod|i8mm
+ * (AArch64) when set -- the same variable caps the quant kernels -- so a
+ * whole run can be repeated on a lower tier.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,12 @@ int pl_cpu_isa_usable(const pl_cpu_isa *isa) {
     if (isa == pl_cpu_isa_avx2()) return (f & avx2) == avx2;
     const uint32_t avx512 = avx2 | POCKETLLM_CPU_AVX512F | POCKETLLM_CPU_AVX512BW | POCKETLLM_CPU_AVX512VL;
     if (isa == pl_cpu_isa_avx512()) return (f & avx512) == avx512;
+    if (isa == pl_cpu_isa_neon()) return (f & POCKETLLM_CPU_NEON) != 0;
     return 0;
 }
 
 const pl_cpu_isa *pl_cpu_isa_by_name(const char *name) {
-    const pl_cpu_isa *all[] = {pl_cpu_isa_avx512(), pl_cpu_isa_avx2(), pl_cpu_isa_generic()};
+    const pl_cpu_isa *all[] = {pl_cpu_isa_avx512(), pl_cpu_isa_avx2(), pl_cpu_isa_neon(), pl_cpu_isa_generic()};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i] && name && strcmp(all[i]->name, name) == 0 && pl_cpu_isa_usable(all[i])) return all[i];
     return NULL;
@@ -30,7 +32,10 @@ const pl_cpu_isa *pl_cpu_isa_by_name(const char *name) {
 
 static const pl_cpu_isa *choose(void) {
     const char *cap = getenv("POCKETLLM_CPU_TIER");
-    const int level = !cap ? 2 : !strcmp(cap, "scalar") ? 0 : !strcmp(cap, "avx2") ? 1 : 2;
+    if (cap && !strcmp(cap, "scalar")) return pl_cpu_isa_generic();
+    /* every AArch64 tier runs the one NEON table */
+    if (pl_cpu_isa_usable(pl_cpu_isa_neon())) return pl_cpu_isa_neon();
+    const int level = !cap ? 2 : !strcmp(cap, "avx2") ? 1 : 2;
     if (level >= 2 && pl_cpu_isa_usable(pl_cpu_isa_avx512())) return pl_cpu_isa_avx512();
     if (level >= 1 && pl_cpu_isa_usable(pl_cpu_isa_avx2())) return pl_cpu_isa_avx2();
     return pl_cpu_isa_generic();

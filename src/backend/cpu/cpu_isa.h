@@ -1,8 +1,8 @@
 /*
  * cpu_isa.h -- the row kernels of the CPU backend, one table per
- * instruction set: a portable C version and AVX2 / AVX-512 versions compiled
- * into the same binary (function target attributes) and chosen at run time
- * from the host's features.  The op drivers (threading, shapes) are written
+ * instruction set: a portable C version, AVX2 / AVX-512 versions on x86-64
+ * (function target attributes) and a NEON version on AArch64, compiled into
+ * the same binary and chosen at run time from the host's features.  The op drivers (threading, shapes) are written
  * once on top of a table; every table is tested against the reference ops.
  */
 #ifndef PL_CPU_ISA_H
@@ -11,7 +11,11 @@
 #include <stdint.h>
 
 typedef struct pl_cpu_isa {
-    const char *name; /* "generic", "avx2", "avx512" */
+    const char *name; /* "generic", "avx2", "avx512", "neon" */
+    /* the quant tier (pl_quant_tier) whose f16 vec_dot dot_rows_f16 and
+     * dot_rows2_f16 reproduce bit for bit; attention uses them only while
+     * its quant tier runs that same vec_dot */
+    int f16_dot_tier;
     /* sum of x[i]^2, accumulated at least in f32 lanes (rms_norm) */
     double (*sum_sq)(const float *x, int64_t n);
     /* y = (x * s) * w, or x * s when w is NULL */
@@ -59,12 +63,15 @@ const pl_cpu_isa *pl_cpu_isa_generic(void);
 /* NULL when not compiled for this architecture. */
 const pl_cpu_isa *pl_cpu_isa_avx2(void);
 const pl_cpu_isa *pl_cpu_isa_avx512(void);
+const pl_cpu_isa *pl_cpu_isa_neon(void);
 
 /* Whether the host can run the table. */
 int pl_cpu_isa_usable(const pl_cpu_isa *isa);
 
 /* The table the engine uses: the best the host supports, capped by the
- * environment variable POCKETLLM_CPU_TIER (scalar|avx2|avx512) when set. */
+ * environment variable POCKETLLM_CPU_TIER when set (scalar, avx2, avx512;
+ * on AArch64 scalar selects the generic table, neon, dotprod and i8mm the
+ * NEON one -- they differ in their quant kernels only). */
 const pl_cpu_isa *pl_cpu_isa_best(void);
 /* A table by name if the host can run it, else NULL. */
 const pl_cpu_isa *pl_cpu_isa_by_name(const char *name);

@@ -4,6 +4,7 @@
  * binary stays baseline x86-64; chosen at run time (cpu_dispatch.c).
  */
 #include "backend/cpu/cpu_isa.h"
+#include "quant/kernels.h"
 
 #if defined(__x86_64__)
 
@@ -142,6 +143,7 @@ PL_AVX2 static void a_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) 
 
 static const pl_cpu_isa avx2 = {
     .name = "avx2",
+    .f16_dot_tier = PL_TIER_AVX2,
     .sum_sq = a_sum_sq,
     .scale_mul = a_scale_mul,
     .add = a_add,

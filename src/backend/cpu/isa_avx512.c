@@ -4,6 +4,7 @@
  * run time.  Tails are handled with masked loads and stores.
  */
 #include "backend/cpu/cpu_isa.h"
+#include "quant/kernels.h"
 #include "ops/ref.h"
 
 #if defined(__x86_64__)
@@ -309,6 +310,7 @@ PL_AVX512 static void v_mad_round_f16(float a, const uint16_t *x, float *y, int6
 
 static const pl_cpu_isa avx512 = {
     .name = "avx512",
+    .f16_dot_tier = PL_TIER_AVX512,
     .sum_sq = v_sum_sq,
     .scale_mul = v_scale_mul,
     .add = v_add,

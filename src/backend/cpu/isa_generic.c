@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_isa.h"
+#include "quant/kernels.h"
 #include "base/half.h"
 
 static double g_sum_sq(const float *x, int64_t n) {
@@ -80,6 +81,7 @@ static void g_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
 
 static const pl_cpu_isa generic = {
     .name = "generic",
+    .f16_dot_tier = PL_TIER_SCALAR,
     .sum_sq = g_sum_sq,
     .scale_mul = g_scale_mul,
     .add = g_add,

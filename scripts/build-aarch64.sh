@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# build-aarch64.sh -- cross-build PocketLLM for 64-bit ARM Linux on Debian 12
+# x86-64: the library, the CLI and the test binaries into build-aarch64/
+# (linked against Debian's arm64 multiarch libraries), and a statically
+# linked CLI, build-aarch64/static/pocketllm, that runs on any aarch64 Linux
+# (a board, or Android under Termux) with nothing installed.
+#
+# Installs what it needs when missing (as root): gcc-aarch64-linux-gnu,
+# qemu-user-static (to run the tests), the arm64 development packages of
+# cJSON and libmicrohttpd (Debian multiarch: dpkg --add-architecture arm64),
+# and for the static CLI the Debian sources of both, built here without
+# TLS (Debian's libmicrohttpd needs GnuTLS, whose static closure Debian does
+# not ship).  Everything is cached under build-aarch64/.
+#
+#   PL_AARCH64_STATIC=0   skip the static CLI
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT="$ROOT/build-aarch64"
+JOBS=$(nproc)
+
+need=()
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
+command -v file >/dev/null 2>&1 || need+=(file)
+have_arm64() { dpkg-query -W -f='${Status}' "$1:arm64" 2>/dev/null | grep -q "install ok installed"; }
+arm64=()
+have_arm64 libcjson-dev || arm64+=(libcjson-dev:arm64)
+have_arm64 libmicrohttpd-dev || arm64+=(libmicrohttpd-dev:arm64)
+if [ ${#need[@]} -gt 0 ] || [ ${#arm64[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "build-aarch64: missing packages (${need[*]} ${arm64[*]}) and not root; run as root" >&2
+    exit 1
+  fi
+  echo "build-aarch64: installing ${need[*]} ${arm64[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if [ ${#arm64[@]} -gt 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    dpkg --add-architecture arm64
+  fi
+  apt-get update -q >/dev/null
+  apt-get install -y -q --no-install-recommends "${need[@]}" "${arm64[@]}" >/dev/null
+fi
+
+# ---- the dynamic build: library, CLI, tests ---------------------------------
+cmake -S . -B "$OUT" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$OUT" -j "$JOBS"
+
+[ "${PL_AARCH64_STATIC:-1}" = 0 ] && exit 0
+
+# ---- the static CLI -----------------------------------------------------------
+DEPS="$OUT/static-deps"
+SYSROOT="$DEPS/root"
+if [ ! -f "$SYSROOT/lib/libmicrohttpd.a" ] || [ ! -f "$SYSROOT/lib/libcjson.a" ]; then
+  bash "$ROOT/scripts/build-aarch64-deps.sh" "$DEPS"
+fi
+cmake -S . -B "$OUT/static" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
+  -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_STATIC_CLI=ON -DPOCKETLLM_TESTS=OFF -DPOCKETLLM_VULKAN=OFF \
+  -DCMAKE_PREFIX_PATH="$SYSROOT" -DCMAKE_FIND_ROOT_PATH="$SYSROOT;/usr/aarch64-linux-gnu" >/dev/null
+cmake --build "$OUT/static" -j "$JOBS" --target pocketllm_cli
+file "$OUT/static/pocketllm"
