@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 0
+#define POCKETLLM_ABI_MINOR 1
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -748,6 +748,13 @@ typedef struct pocketllm_cpu_info {
 POCKETLLM_API pocketllm_status pocketllm_cpu_info_get(pocketllm_cpu_info *out);
 /* Name of one POCKETLLM_CPU_* bit ("avx2"), NULL for a bit with no name. */
 POCKETLLM_API const char *pocketllm_cpu_feature_name(uint32_t bit);
+/* The CPU kernel tier this process runs ("scalar", "avx2", "avx512",
+ * "neon", "dotprod", "i8mm"): the best the CPU supports, capped by the
+ * environment variable POCKETLLM_CPU_TIER when set.  (ABI 2.1) */
+POCKETLLM_API const char *pocketllm_cpu_kernel_tier(void);
+/* The tiers this CPU could run, lowest first, space-separated ("scalar
+ * neon dotprod"), whatever the cap.  (ABI 2.1) */
+POCKETLLM_API const char *pocketllm_cpu_kernel_tiers(void);
 
 typedef struct pocketllm_cuda_device {
     char name[128];

@@ -12,7 +12,9 @@
 # TLS (Debian's libmicrohttpd needs GnuTLS, whose static closure Debian does
 # not ship).  Everything is cached under build-aarch64/.
 #
-#   PL_AARCH64_STATIC=0   skip the static CLI
+#   PL_AARCH64_STATIC=0      skip the static CLI
+#   PL_AARCH64_VULKAN=OFF    build without the Vulkan backend (default AUTO:
+#                            with it when glslc and the Vulkan headers are here)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -43,8 +45,9 @@ fi
 
 # ---- the dynamic build: library, CLI, tests ---------------------------------
 cmake -S . -B "$OUT" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=Release >/dev/null
+  -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_VULKAN="${PL_AARCH64_VULKAN:-AUTO}" >/dev/null
 cmake --build "$OUT" -j "$JOBS"
+file -L "$OUT/pocketllm" "$OUT/libpocketllm.so"
 
 [ "${PL_AARCH64_STATIC:-1}" = 0 ] && exit 0
 
@@ -56,6 +59,7 @@ if [ ! -f "$SYSROOT/lib/libmicrohttpd.a" ] || [ ! -f "$SYSROOT/lib/libcjson.a" ]
 fi
 cmake -S . -B "$OUT/static" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_STATIC_CLI=ON -DPOCKETLLM_TESTS=OFF -DPOCKETLLM_VULKAN=OFF \
-  -DCMAKE_PREFIX_PATH="$SYSROOT" -DCMAKE_FIND_ROOT_PATH="$SYSROOT;/usr/aarch64-linux-gnu" >/dev/null
+  -DCJSON_LIB="$SYSROOT/lib/libcjson.a" -DCJSON_INCLUDE="$SYSROOT/include" \
+  -DMHD_LIB="$SYSROOT/lib/libmicrohttpd.a" -DMHD_INCLUDE="$SYSROOT/include" >/dev/null
 cmake --build "$OUT/static" -j "$JOBS" --target pocketllm_cli
 file "$OUT/static/pocketllm"

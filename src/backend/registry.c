@@ -8,7 +8,7 @@
 #include "base/error.h"
 
 static const pl_backend pl_backends[] = {
-    {"cpu", "the host CPU (x86-64 with runtime SIMD dispatch, portable C elsewhere)",
+    {"cpu", "the host CPU (x86-64: AVX2, AVX-512; AArch64: NEON, dotprod, i8mm; chosen at run time; portable C elsewhere)",
      POCKETLLM_BACKEND_IMPLEMENTED, "", pl_cpu_supports, pl_cpu_compute_default},
 #ifdef PL_HAVE_VULKAN
     {"vulkan", "GPUs through Vulkan 1.2+ (NVIDIA, AMD, Intel, Adreno, Mali; Mesa's lavapipe on the CPU)",

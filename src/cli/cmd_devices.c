@@ -29,6 +29,8 @@ static void json_cpu(cJSON *o, const pocketllm_cpu_info *cpu) {
     cJSON *f = cJSON_AddArrayToObject(c, "features");
     for (uint32_t b = 0; b < 32; b++)
         if ((cpu->features >> b) & 1) cJSON_AddItemToArray(f, cJSON_CreateString(pocketllm_cpu_feature_name(1u << b)));
+    cJSON_AddStringToObject(c, "kernel_tier", pocketllm_cpu_kernel_tier());
+    cJSON_AddStringToObject(c, "kernel_tiers", pocketllm_cpu_kernel_tiers());
 }
 
 static void json_cuda(cJSON *o, const pocketllm_cuda_info *cuda) {
@@ -102,6 +104,9 @@ static void print_cpu(const pocketllm_cpu_info *cpu) {
     for (uint32_t b = 0; b < 32; b++)
         if ((cpu->features >> b) & 1) printf(" %s", pocketllm_cpu_feature_name(1u << b));
     printf("\n");
+    const char *cap = getenv("POCKETLLM_CPU_TIER");
+    printf("  kernels:      %s (tiers here: %s%s%s)\n", pocketllm_cpu_kernel_tier(), pocketllm_cpu_kernel_tiers(),
+           cap ? "; capped by POCKETLLM_CPU_TIER=" : "", cap ? cap : "");
 }
 
 static void print_cuda(const pocketllm_cuda_info *cuda) {

@@ -7,6 +7,7 @@
 #include "quant/kernels.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,17 @@ static void fill_tier(pl_quant_kernel_set *table, void (*fill)(pl_quant_kernel_s
     }
 }
 
+static char tier_list[64];
+
+/* the names of the supported tiers, lowest first (kernels.c's order is
+ * scalar, then each architecture's chain) */
+static void fill_tier_list(void) {
+    size_t used = 0;
+    for (int k = 0; k < PL_TIER_COUNT; k++)
+        if (pl_quant_tier_supported((pl_quant_tier)k))
+            used += (size_t)snprintf(tier_list + used, sizeof tier_list - used, "%s%s", used ? " " : "", tier_names[k]);
+}
+
 /* tables[k] = a copy of its parent's table, then k's ISA file on top */
 static void derive_tier(pl_quant_tier k, void (*fill)(pl_quant_kernel_set *)) {
     memcpy(tables[k], tables[tier_parent[k]], sizeof tables[k]);
@@ -121,13 +133,25 @@ static void build_tables(void) {
 #endif
     /* the highest supported tier within the cap: a cap names a tier of the
      * chain (a cap of another architecture's tier leaves scalar) */
-    const int cap = pl_quant_tier_from_name(getenv("POCKETLLM_CPU_TIER"));
+    const char *cap_name = getenv("POCKETLLM_CPU_TIER");
+    const int cap = pl_quant_tier_from_name(cap_name);
+    if (cap_name && cap < 0)
+        fprintf(stderr, "pocketllm: POCKETLLM_CPU_TIER=%s is not a tier (scalar, avx2, avx512, neon, dotprod, i8mm); ignored\n",
+                cap_name);
     best_tier = PL_TIER_SCALAR;
     for (int k = PL_TIER_COUNT - 1; k > 0; k--)
         if (pl_quant_tier_supported((pl_quant_tier)k) && (cap < 0 || builds_on(cap, k))) {
             best_tier = (pl_quant_tier)k;
             break;
         }
+}
+
+POCKETLLM_API const char *pocketllm_cpu_kernel_tier(void) { return pl_quant_tier_name(pl_quant_best_tier()); }
+
+POCKETLLM_API const char *pocketllm_cpu_kernel_tiers(void) {
+    static pthread_once_t list_once = PTHREAD_ONCE_INIT;
+    pthread_once(&list_once, fill_tier_list);
+    return tier_list;
 }
 
 pl_quant_tier pl_quant_best_tier(void) {

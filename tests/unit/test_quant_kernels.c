@@ -258,21 +258,32 @@ int main(void) {
         }
         fprintf(stderr, "tier %s: %d types with vec_dot checked, %d with a tile kernel\n", pl_quant_tier_name((pl_quant_tier)tier),
                 types, tiles);
-        /* the tile kernels this tier is meant to carry (a lost table entry
-         * would silently fall back to vec_dot, slow but unnoticed) */
+        /* the tile and rows kernels this tier is meant to carry (a lost
+         * table entry would silently fall back to vec_dot, slow but
+         * unnoticed): on x86 the AVX2 tier tiles q8_0 and the k-quants, the
+         * AVX-512 tier adds the f16 tile and the rows kernels; every AArch64
+         * tier has all of them (NEON tiles and rows, dotprod the same with
+         * SDOT, i8mm with SMMLA tiles) */
+        const bool arm = tier >= PL_TIER_NEON;
         static const uint32_t tiled[] = {PL_TYPE_Q8_0, PL_TYPE_Q2_K, PL_TYPE_Q3_K, PL_TYPE_Q4_K, PL_TYPE_Q5_K, PL_TYPE_Q6_K};
-        if (tier >= PL_TIER_AVX512)
+        static const uint32_t rowed[] = {PL_TYPE_Q4_K, PL_TYPE_Q5_K, PL_TYPE_Q6_K};
+        if (tier == PL_TIER_AVX512)
             CHECK_MSG(pl_quant_kernels_tier(PL_TYPE_F16, (pl_quant_tier)tier)->vec_dot_tile != NULL, "f16 has no tile kernel on %s",
                       pl_quant_tier_name((pl_quant_tier)tier));
-        static const uint32_t rowed[] = {PL_TYPE_Q4_K, PL_TYPE_Q5_K, PL_TYPE_Q6_K};
-        if (tier >= PL_TIER_AVX512)
+        if (tier == PL_TIER_AVX512 || arm)
             for (size_t i = 0; i < sizeof rowed / sizeof rowed[0]; i++)
                 CHECK_MSG(pl_quant_kernels_tier(rowed[i], (pl_quant_tier)tier)->vec_dot_rows != NULL, "%s has no rows kernel on %s",
                           pl_type_get(rowed[i])->name, pl_quant_tier_name((pl_quant_tier)tier));
-        if (tier >= PL_TIER_AVX2)
+        if (tier != PL_TIER_SCALAR)
             for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++)
                 CHECK_MSG(pl_quant_kernels_tier(tiled[i], (pl_quant_tier)tier)->vec_dot_tile != NULL, "%s has no tile kernel on %s",
                           pl_type_get(tiled[i])->name, pl_quant_tier_name((pl_quant_tier)tier));
+        /* the i8mm tier's tiles are its own (SMMLA), not dotprod's */
+        if (tier == PL_TIER_I8MM && pl_quant_tier_supported(PL_TIER_DOTPROD))
+            for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++)
+                CHECK_MSG(pl_quant_kernels_tier(tiled[i], PL_TIER_I8MM)->vec_dot_tile !=
+                              pl_quant_kernels_tier(tiled[i], PL_TIER_DOTPROD)->vec_dot_tile,
+                          "%s on i8mm has no SMMLA tile (it runs dotprod's)", pl_type_get(tiled[i])->name);
     }
     CHECK(pl_quant_kernels(PL_TYPE_Q8_0) != NULL);
     CHECK(pl_quant_kernels(PL_TYPE_COUNT) == NULL);

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_isa.h"
 #include "base/cpu.h"
+#include "quant/kernels.h"
 
 int pl_cpu_isa_usable(const pl_cpu_isa *isa) {
     if (!isa) return 0;
@@ -31,13 +32,17 @@ const pl_cpu_isa *pl_cpu_isa_by_name(const char *name) {
 }
 
 static const pl_cpu_isa *choose(void) {
-    const char *cap = getenv("POCKETLLM_CPU_TIER");
-    if (cap && !strcmp(cap, "scalar")) return pl_cpu_isa_generic();
+    /* the quant module resolves the cap (an unknown name is ignored there,
+     * another architecture's tier leaves scalar); the row kernels follow */
+    const pl_quant_tier q = pl_quant_best_tier();
+    if (q == PL_TIER_SCALAR) return pl_cpu_isa_generic();
     /* every AArch64 tier runs the one NEON table */
-    if (pl_cpu_isa_usable(pl_cpu_isa_neon())) return pl_cpu_isa_neon();
-    const int level = !cap ? 2 : !strcmp(cap, "avx2") ? 1 : 2;
-    if (level >= 2 && pl_cpu_isa_usable(pl_cpu_isa_avx512())) return pl_cpu_isa_avx512();
-    if (level >= 1 && pl_cpu_isa_usable(pl_cpu_isa_avx2())) return pl_cpu_isa_avx2();
+    if (q >= PL_TIER_NEON) return pl_cpu_isa_usable(pl_cpu_isa_neon()) ? pl_cpu_isa_neon() : pl_cpu_isa_generic();
+    /* AVX-512 rows need F/BW/VL but not the VNNI the quant tier needs: a
+     * CPU without VNNI still gets them under an uncapped avx2 quant tier */
+    const char *cap = getenv("POCKETLLM_CPU_TIER");
+    if (!(cap && !strcmp(cap, "avx2")) && pl_cpu_isa_usable(pl_cpu_isa_avx512())) return pl_cpu_isa_avx512();
+    if (pl_cpu_isa_usable(pl_cpu_isa_avx2())) return pl_cpu_isa_avx2();
     return pl_cpu_isa_generic();
 }
 
