@@ -26,6 +26,14 @@ fi
 
 step "release build"
 PL_ORACLE_DIR=$ORACLE_DIR bash scripts/build.sh
+if [ "${POCKETLLM_NO_ARM64:-0}" = 1 ]; then
+  echo "POCKETLLM_NO_ARM64=1: the ARM64 tests will report as skipped" >&2
+else
+  step "ARM64 cross build (the emulated tests' binaries)"
+  # (without the Vulkan backend: its shaders are the x86 build's, and the
+  # emulated tests run on the CPU; scripts/build-aarch64.sh builds it by default)
+  PL_AARCH64_VULKAN=OFF bash scripts/build-aarch64.sh
+fi
 step "release tests"
 (cd build && ctest --output-on-failure -j "$JOBS")
 
@@ -34,10 +42,12 @@ CC=clang cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPOCKETLLM_SANITIZE=ON -DPOCKETLLM_FUZZ=ON >/dev/null
 cmake --build build-asan -j "$JOBS"
 step "sanitizer tests"
-# (the Vulkan batching test runs in the release tree only: on lavapipe it
+# (the ARM64 tests run in the release tree only: they run the cross-built
+# binaries, which the sanitizers do not instrument; the Vulkan batching test
+# runs there only too: on lavapipe it
 # takes minutes under the sanitizers, and its C paths are the CPU batching
 # test's plus the Vulkan ones test_vk_* and test_vulkan_cli cover here)
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE oracle -E '^e2e\.test_vulkan_serve_batch$')
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE 'oracle|arm64' -E '^e2e\.test_vulkan_serve_batch$')
 
 step "fuzzing (${FUZZ_SECONDS}s per target, $JOBS at a time)"
 # one fuzz target: seed a corpus, run it for FUZZ_SECONDS, keep its log

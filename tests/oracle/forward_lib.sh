@@ -20,6 +20,10 @@
 #   position where llama.cpp's margin exceeds MARGIN, and max |diff| within
 #   MAX_REL of llama.cpp's logit range (reported either way).
 BIN=$PL_BIN
+# the pocketllm that runs the models under comparison (the ARM64 tests point
+# it at the cross-built CLI under qemu); BIN still makes the test models
+RUN_BIN=${PL_RUN_BIN:-$PL_BIN}
+RUN_TAG=${PL_RUN_TAG:+, $PL_RUN_TAG}
 FA=${FA:-off}
 # llama.cpp's other attention path: where its two runs part, it was undecided
 FA_OTHER=$([ "$FA" = on ] && echo off || echo on)
@@ -37,7 +41,7 @@ greedy_check() {
     cp "$PL_TMP/out" "$t.ref"
     expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA_OTHER" --kv "$kv" -t 1 || return 1
     cp "$PL_TMP/out" "$t.other"
-    expect_rc 0 "$BIN" run --model "$model" "$@" -n "$n" --kv "$kv" --flash-attn "$FA" --print-ids "${DEV_ARGS[@]}" || return 1
+    expect_rc 0 "$RUN_BIN" run --model "$model" "$@" -n "$n" --kv "$kv" --flash-attn "$FA" --print-ids "${DEV_ARGS[@]}" || return 1
     sed -n 1p "$PL_TMP/out" >"$t.prompt"
     sed -n 2p "$PL_TMP/out" >"$t.ours"
     if [ "$1" = --prompt ]; then
@@ -57,7 +61,7 @@ greedy_check() {
     "$COMPARE" tokens "$t.ours" "$t.ref" --margins "$t.margins" --margin "$margin" --other "$t.other" >"$t.cmp"
     local rc=$?
     ok
-    echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}, margin $margin): $(cat "$t.cmp")" >&2
+    echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}$RUN_TAG, margin $margin): $(cat "$t.cmp")" >&2
     [ $rc = 0 ] || fail "$name: greedy ids differ from llama.cpp: $(cat "$t.cmp")"
 }
 
@@ -67,10 +71,10 @@ logits_check() {
     expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa "$FA" --kv "$kv" -t 1 || return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
-    expect_rc 0 "$BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" "${DEV_ARGS[@]}" || return 1
+    expect_rc 0 "$RUN_BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" "${DEV_ARGS[@]}" || return 1
     "$COMPARE" logits "$t.ours" "$t.ref" "$vocab" --margin "$margin" --max-rel-diff "$max_rel" >"$t.cmp"
     local rc=$?
     ok
-    echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}): $(head -1 "$t.cmp")" >&2
+    echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}$RUN_TAG): $(head -1 "$t.cmp")" >&2
     [ $rc = 0 ] || fail "$name: teacher-forced logits disagree: $(cat "$t.cmp")"
 }
