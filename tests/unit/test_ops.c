@@ -1,11 +1,12 @@
 /*
  * test_ops.c -- every CPU kernel against the scalar reference op, on
  * random inputs and shape edges, for every instruction-set tier this host
- * runs (generic, AVX2, AVX-512) and 1 and 3 threads (more threads than this
- * machine's cores).  Also: results do not depend on the thread count (bit
- * for bit, 1..4 threads), and the support table lists exactly the kernels
- * there are.  Each reference result is computed once and every instance
- * (tier x threads) is checked against it.
+ * runs (generic, AVX2, AVX-512 on x86-64; generic, NEON on AArch64) and 1
+ * and 3 threads (more threads than this machine's cores).  Also: results
+ * do not depend on the thread count (bit for bit, 1..4 threads), and the
+ * support table lists exactly the kernels there are.  Each reference
+ * result is computed once and every instance (tier x threads) is checked
+ * against it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ typedef struct inst {
     const char *isa;
     int nt;
 } inst;
-static inst insts[6];
+static inst insts[8];
 static int n_insts;
 
 #define FOR_INST(v) for (inst *v = insts; v < insts + n_insts; v++)
@@ -349,10 +350,11 @@ static void test_axpy_rows(const pl_cpu_isa *isa) {
 }
 
 /* dot_rows_f16, where a table has it, gives bit for bit the f16 vec_dot of
- * the quant tier attention pairs it with (AVX-512). */
+ * the quant tier attention pairs it with (its f16_dot_tier: AVX-512 for the
+ * AVX-512 table, NEON for the NEON one). */
 static void test_dot_rows(const pl_cpu_isa *isa) {
     if (!isa->dot_rows_f16) return;
-    const pl_quant_kernel_set *k = pl_quant_kernels_tier(PL_TYPE_F16, PL_TIER_AVX512);
+    const pl_quant_kernel_set *k = pl_quant_kernels_tier(PL_TYPE_F16, (pl_quant_tier)isa->f16_dot_tier);
     CHECK(k && k->vec_dot);
     if (!k || !k->vec_dot) return;
     static const int64_t widths[] = {1, 10, 16, 64, 100, 128, 130, 256, 1024};
@@ -449,8 +451,9 @@ static void test_scale_round(const pl_cpu_isa *isa) {
 
 int main(void) {
     pl_rng_seed(&rng, 20261130);
-    const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512()};
-    for (size_t i = 0; i < 3; i++) {
+    const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512(), pl_cpu_isa_neon()};
+    const size_t n_all = sizeof all / sizeof all[0];
+    for (size_t i = 0; i < n_all; i++) {
         if (!pl_cpu_isa_usable(all[i])) {
             fprintf(stderr, "note: %s kernels not runnable on this host, not tested here\n", all[i] ? all[i]->name : "(absent)");
             continue;
@@ -458,7 +461,7 @@ int main(void) {
         for (int nt = 1; nt <= 3; nt += 2) insts[n_insts++] = (inst){make(all[i], nt), all[i]->name, nt};
     }
     CHECK(n_insts >= 2);
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < n_all; i++)
         if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]), test_rows2(all[i]), test_mad_round(all[i]);
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->axpy_rows_f16,
               "the AVX-512 table lost axpy_rows_f16");
@@ -468,6 +471,13 @@ int main(void) {
               "the AVX-512 table lost dot_rows2_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->scale_round_f16,
               "the AVX-512 table lost scale_round_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->axpy_rows_f16, "the NEON table lost axpy_rows_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->dot_rows_f16, "the NEON table lost dot_rows_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->dot_rows2_f16, "the NEON table lost dot_rows2_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->scale_round_f16,
+              "the NEON table lost scale_round_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->f16_dot_tier == PL_TIER_NEON,
+              "the NEON table's f16 row kernels are not paired with the NEON tier");
     test_elementwise();
     test_rope();
     test_attention();
