@@ -15,6 +15,8 @@
 #   PL_AARCH64_STATIC=0      skip the static CLI
 #   PL_AARCH64_VULKAN=OFF    build without the Vulkan backend (default AUTO:
 #                            with it when glslc and the Vulkan headers are here)
+#   PL_AARCH64_TARGETS="a b" build only these targets of the dynamic tree
+#                            (scripts/test.sh: what the emulated tests run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -46,7 +48,9 @@ fi
 # ---- the dynamic build: library, CLI, tests ---------------------------------
 cmake -S . -B "$OUT" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_VULKAN="${PL_AARCH64_VULKAN:-AUTO}" >/dev/null
-cmake --build "$OUT" -j "$JOBS"
+targets=()
+for t in ${PL_AARCH64_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$OUT" -j "$JOBS" "${targets[@]}"
 file -L "$OUT/pocketllm" "$OUT/libpocketllm.so"
 
 [ "${PL_AARCH64_STATIC:-1}" = 0 ] && exit 0
