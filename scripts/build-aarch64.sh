@@ -66,4 +66,7 @@ cmake -S . -B "$OUT/static" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gn
   -DCJSON_LIB="$SYSROOT/lib/libcjson.a" -DCJSON_INCLUDE="$SYSROOT/include" \
   -DMHD_LIB="$SYSROOT/lib/libmicrohttpd.a" -DMHD_INCLUDE="$SYSROOT/include" >/dev/null
 cmake --build "$OUT/static" -j "$JOBS" --target pocketllm_cli
+# the file a user copies: without symbols (libmicrohttpd's autotools build
+# carries debug info)
+aarch64-linux-gnu-strip "$OUT/static/pocketllm"
 file "$OUT/static/pocketllm"
