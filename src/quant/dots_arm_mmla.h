@@ -3,7 +3,10 @@
  * k-quants q4_K, q6_K, q5_K, q2_K, q3_K.  For each type this file sets all
  * three of vec_dot (1 row x 1 token, SDOT), vec_dot_rows (PL_DOT_ROWS rows
  * x 1 token, SDOT) and vec_dot_tile (2 rows x PL_MM_COLS tokens, SMMLA), so
- * none of the dotprod tier's kernels is mixed with them.
+ * none of the dotprod tier's kernels is mixed with them.  The k-quants
+ * share two drivers, kq_sdot (NR rows x 1 token) and kq_tile, which do the
+ * float steps below; per type a row function (SDOT) and a tile function
+ * (SMMLA) give one block's int32 sums and the float factors d, dm.
  * A template: included by kernels_i8mm.c with PL_SUFFIX defined; defines
  * PL_SUFFIX(fill_mmla).
  *
@@ -17,7 +20,7 @@
  * scalars), every multiply-add fused:
  *   q8_0:   d = xd * yd;  acc[b & 1] = fma(d, (float)isum, acc[b & 1]);
  *           result acc[0] + acc[1]
- *   q4_K, q5_K, q2_K:  d = xd * y.d, dm = xdmin * y.d;
+ *   q4_K, q5_K, q2_K:  d = xd * y.d, dm = xdmin * y.d (q2_K: y.d * xd, ...);
  *           acc = fma(d, (float)isum, acc); accm = fma(dm, (float)summs, accm);
  *           result acc - accm
  *   q6_K, q3_K:  d = xd * y.d;  acc = fma(d, (float)isum, acc);  result acc
@@ -45,17 +48,24 @@ PL_ALWAYS_INLINE float PL_SUFFIX(mm_f16)(const void *p) {
 }
 
 /* the low / high 64-bit halves of a and b side by side */
-PL_ALWAYS_INLINE int8x16_t PL_SUFFIX(mm_zlo)(int8x16_t a, int8x16_t b) {
-    return vreinterpretq_s8_s64(vzip1q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
-}
-PL_ALWAYS_INLINE int8x16_t PL_SUFFIX(mm_zhi)(int8x16_t a, int8x16_t b) {
-    return vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
-}
 PL_ALWAYS_INLINE uint8x16_t PL_SUFFIX(mm_zlo_u)(uint8x16_t a, uint8x16_t b) {
     return vreinterpretq_u8_u64(vzip1q_u64(vreinterpretq_u64_u8(a), vreinterpretq_u64_u8(b)));
 }
 PL_ALWAYS_INLINE uint8x16_t PL_SUFFIX(mm_zhi_u)(uint8x16_t a, uint8x16_t b) {
     return vreinterpretq_u8_u64(vzip2q_u64(vreinterpretq_u64_u8(a), vreinterpretq_u64_u8(b)));
+}
+PL_ALWAYS_INLINE int8x16_t PL_SUFFIX(mm_zlo)(int8x16_t a, int8x16_t b) {
+    return vreinterpretq_s8_u8(PL_SUFFIX(mm_zlo_u)(vreinterpretq_u8_s8(a), vreinterpretq_u8_s8(b)));
+}
+PL_ALWAYS_INLINE int8x16_t PL_SUFFIX(mm_zhi)(int8x16_t a, int8x16_t b) {
+    return vreinterpretq_s8_u8(PL_SUFFIX(mm_zhi_u)(vreinterpretq_u8_s8(a), vreinterpretq_u8_s8(b)));
+}
+/* 16 bytes at p0 (row 0) and p1 (row 1), zipped: *lo = the rows' bytes
+ * 0..7, *hi = their bytes 8..15 */
+PL_ALWAYS_INLINE void PL_SUFFIX(mm_zip_ld)(const uint8_t *p0, const uint8_t *p1, uint8x16_t *lo, uint8x16_t *hi) {
+    const uint8x16_t v0 = vld1q_u8(p0), v1 = vld1q_u8(p1);
+    *lo = PL_SUFFIX(mm_zlo_u)(v0, v1);
+    *hi = PL_SUFFIX(mm_zhi_u)(v0, v1);
 }
 
 /* acc + the 2x2 sums of 16 elements: weights of rows 0/1 already zipped
@@ -75,6 +85,10 @@ PL_ALWAYS_INLINE float32x4_t PL_SUFFIX(mm_cols2)(float a, float b) {
     const float32x2_t v = vset_lane_f32(b, vdup_n_f32(a), 1);
     return vcombine_f32(v, v);
 }
+/* the two rows' f16 scales at p0, p1 as {d0, d0, d1, d1} */
+PL_ALWAYS_INLINE float32x4_t PL_SUFFIX(mm_xd)(const void *p0, const void *p1) {
+    return PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(p0), PL_SUFFIX(mm_f16)(p1));
+}
 
 /* lanes (r0c0, r0c1, r1c0, r1c1) of v to y[c * ys + r], tokens c0, c0 + 1 */
 PL_ALWAYS_INLINE void PL_SUFFIX(mm_store)(float *y, size_t ys, int c0, float32x4_t v) {
@@ -84,30 +98,45 @@ PL_ALWAYS_INLINE void PL_SUFFIX(mm_store)(float *y, size_t ys, int c0, float32x4
     y[(size_t)(c0 + 1) * ys + 1] = vgetq_lane_f32(v, 3);
 }
 
+/* A table index picking byte i0 into lanes 0, 1 and byte i1 into lanes 2,
+ * 3 at bit sh of each 32-bit lane; the other bytes of base are 0x80 (read
+ * as 0). */
+PL_ALWAYS_INLINE uint8x16_t PL_SUFFIX(mm_scale_idx)(uint64_t base, int sh, int i0, int i1) {
+    const uint64_t lo = base | ((uint64_t)i0 << sh) | ((uint64_t)i0 << (sh + 32));
+    const uint64_t hi = base | ((uint64_t)i1 << sh) | ((uint64_t)i1 << (sh + 32));
+    return vcombine_u8(vcreate_u8(lo), vcreate_u8(hi));
+}
 /* {t[i0], t[i0], t[i1], t[i1]} as int32 of a 16- or 32-byte table of
  * scale bytes, zero-extended (idx bytes 0x80 + small read as 0). */
 PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(mm_scale_u1)(uint8x16_t t, int i0, int i1) {
-    const uint64_t lo = 0x8080800080808000ull | (uint64_t)i0 | ((uint64_t)i0 << 32);
-    const uint64_t hi = 0x8080800080808000ull | (uint64_t)i1 | ((uint64_t)i1 << 32);
-    return vreinterpretq_s32_u8(vqtbl1q_u8(t, vcombine_u8(vcreate_u8(lo), vcreate_u8(hi))));
+    return vreinterpretq_s32_u8(vqtbl1q_u8(t, PL_SUFFIX(mm_scale_idx)(0x8080800080808000ull, 0, i0, i1)));
 }
 PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(mm_scale_u2)(uint8x16x2_t t, int i0, int i1) {
-    const uint64_t lo = 0x8080800080808000ull | (uint64_t)i0 | ((uint64_t)i0 << 32);
-    const uint64_t hi = 0x8080800080808000ull | (uint64_t)i1 | ((uint64_t)i1 << 32);
-    return vreinterpretq_s32_u8(vqtbl2q_u8(t, vcombine_u8(vcreate_u8(lo), vcreate_u8(hi))));
+    return vreinterpretq_s32_u8(vqtbl2q_u8(t, PL_SUFFIX(mm_scale_idx)(0x8080800080808000ull, 0, i0, i1)));
 }
 /* the same, sign-extended: the byte goes to the top of its lane, then an
  * arithmetic shift */
 PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(mm_scale_s2)(uint8x16x2_t t, int i0, int i1) {
-    const uint64_t lo = 0x0080808000808080ull | ((uint64_t)i0 << 24) | ((uint64_t)i0 << 56);
-    const uint64_t hi = 0x0080808000808080ull | ((uint64_t)i1 << 24) | ((uint64_t)i1 << 56);
-    return vshrq_n_s32(vreinterpretq_s32_u8(vqtbl2q_u8(t, vcombine_u8(vcreate_u8(lo), vcreate_u8(hi)))), 24);
+    const uint8x16_t idx = PL_SUFFIX(mm_scale_idx)(0x0080808000808080ull, 24, i0, i1);
+    return vshrq_n_s32(vreinterpretq_s32_u8(vqtbl2q_u8(t, idx)), 24);
 }
 
 /* [sum a, sum b, sum c, sum d] */
 PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(mm_hsum4)(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d) {
     return vpaddq_s32(vpaddq_s32(a, b), vpaddq_s32(c, d));
 }
+
+/* zero-extensions: the low / high 4 of 8 uint16 to int32, the low / high
+ * 8 of 16 uint8 to int16 */
+PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(mm_wlo32)(uint16x8_t x) {
+    return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(x)));
+}
+PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(mm_whi32)(uint16x8_t x) { return vreinterpretq_s32_u32(vmovl_high_u16(x)); }
+PL_ALWAYS_INLINE int16x8_t PL_SUFFIX(mm_wlo16)(uint8x16_t x) { return vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(x))); }
+PL_ALWAYS_INLINE int16x8_t PL_SUFFIX(mm_whi16)(uint8x16_t x) { return vreinterpretq_s16_u16(vmovl_high_u8(x)); }
+
+/* x shifted left by s (right for s < 0), bytewise */
+PL_ALWAYS_INLINE uint8x16_t PL_SUFFIX(mm_shl)(uint8x16_t x, int s) { return vshlq_u8(x, vdupq_n_s8((int8_t)s)); }
 
 /* ---- q8_0 ------------------------------------------------------------ */
 
@@ -142,7 +171,7 @@ PL_ALWAYS_INLINE void PL_SUFFIX(q8_0_mmla_block)(const pl_block_q8_0 *x0, const 
     const int8x16_t b0 = vld1q_s8(x1->qs), b1 = vld1q_s8(x1->qs + 16);
     const int8x16_t wl0 = PL_SUFFIX(mm_zlo)(a0, b0), wh0 = PL_SUFFIX(mm_zhi)(a0, b0);
     const int8x16_t wl1 = PL_SUFFIX(mm_zlo)(a1, b1), wh1 = PL_SUFFIX(mm_zhi)(a1, b1);
-    const float32x4_t xd = PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(&x0->d), PL_SUFFIX(mm_f16)(&x1->d));
+    const float32x4_t xd = PL_SUFFIX(mm_xd)(&x0->d, &x1->d);
     for (int p = 0; p < PL_MM_COLS / 2; p++) {
         const pl_block_q8_0 *ya = (const pl_block_q8_0 *)((const uint8_t *)a + (size_t)(2 * p) * as) + i;
         const pl_block_q8_0 *yb = (const pl_block_q8_0 *)((const uint8_t *)a + (size_t)(2 * p + 1) * as) + i;
@@ -182,6 +211,26 @@ static void PL_SUFFIX(q8_0_rows)(int64_t n, const void *w, size_t ws, const void
 
 /* ---- k-quants: shared pieces --------------------------------------- */
 
+/* What one 256-element block gives one (row, token) in the SDOT kernels:
+ * the exact int32 sums (isum; summs, the mins . bsums sum, for q4_K, q5_K
+ * and q2_K) and their float factors d, dm, each type's product of the row
+ * and token scales in that type's operand order.  The tile functions give
+ * the same per token pair as vectors (lanes r0c0, r0c1, r1c0, r1c1). */
+typedef struct {
+    int32_t isum, summs;
+    float d, dm;
+} PL_SUFFIX(kq_sums);
+
+/* the sums of a type without mins */
+PL_ALWAYS_INLINE PL_SUFFIX(kq_sums) PL_SUFFIX(kq_nomins)(int32_t isum, float d) {
+    const PL_SUFFIX(kq_sums) s = {isum, 0, d, 0.0f};
+    return s;
+}
+
+PL_ALWAYS_INLINE int PL_SUFFIX(kq_has_mins)(int type) {
+    return type == PL_TYPE_Q4_K || type == PL_TYPE_Q5_K || type == PL_TYPE_Q2_K;
+}
+
 /* The float step of one block for one (row, token) (scalars) and for a
  * tile's four (vector lanes): the same fused operations. */
 PL_ALWAYS_INLINE float PL_SUFFIX(kq_fma)(float acc, float d, int32_t isum) {
@@ -196,6 +245,44 @@ PL_ALWAYS_INLINE float32x4_t PL_SUFFIX(kq_fmav)(float32x4_t acc, float32x4_t d, 
 PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(kq_scale4)(int32x4_t acc, int32x4_t d0, int32x4_t d1, int32x4_t d2, int32x4_t d3,
                                                 int32x4_t sc) {
     return vmlaq_s32(acc, PL_SUFFIX(mm_hsum4)(d0, d1, d2, d3), sc);
+}
+
+/* The scaled total of 16 SDOT sub-block dot vectors (index = sub-block),
+ * scales as int16 (sub-blocks 0..7 in lo, 8..15 in hi). */
+PL_ALWAYS_INLINE int32_t PL_SUFFIX(kq_isum16)(const int32x4_t *dots, int16x8_t lo, int16x8_t hi) {
+    int32x4_t isv = vdupq_n_s32(0);
+    isv = PL_SUFFIX(kq_scale4)(isv, dots[0], dots[1], dots[2], dots[3], vmovl_s16(vget_low_s16(lo)));
+    isv = PL_SUFFIX(kq_scale4)(isv, dots[4], dots[5], dots[6], dots[7], vmovl_high_s16(lo));
+    isv = PL_SUFFIX(kq_scale4)(isv, dots[8], dots[9], dots[10], dots[11], vmovl_s16(vget_low_s16(hi)));
+    isv = PL_SUFFIX(kq_scale4)(isv, dots[12], dots[13], dots[14], dots[15], vmovl_high_s16(hi));
+    return vaddvq_s32(isv);
+}
+/* the same with 16 signed byte scales */
+PL_ALWAYS_INLINE int32_t PL_SUFFIX(kq_isum16_s8)(const int32x4_t *dots, int8x16_t sc) {
+    return PL_SUFFIX(kq_isum16)(dots, vmovl_s8(vget_low_s8(sc)), vmovl_high_s8(sc));
+}
+
+/* q6_K, q2_K, q3_K: sub-block j = 8h + 2q + lh (16 elements) is elements
+ * 128h + 32q + 16lh .. +15 of the token; its SDOT vector */
+PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(kq_sdot16)(int8x16_t v, const int8_t *yq, int h, int q, int lh) {
+    return vdotq_s32(vdupq_n_s32(0), v, vld1q_s8(yq + 128 * h + 32 * q + 16 * lh));
+}
+/* and in a tile: isum[p] += sc * the 2x2 sums of that sub-block (weights of
+ * rows 0/1 zipped in wl, wh) against token pair p */
+PL_ALWAYS_INLINE void PL_SUFFIX(mm_kq16)(int32x4_t *isum, int8x16_t wl, int8x16_t wh, int32x4_t sc, const void *a,
+                                         size_t as, int64_t i, int h, int q, int lh) {
+    const int off = 128 * h + 32 * q + 16 * lh;
+    for (int p = 0; p < PL_MM_COLS / 2; p++) {
+        const int32x4_t s = PL_SUFFIX(mm16)(vdupq_n_s32(0), wl, wh, vld1q_s8(PL_MM_Q8K(a, as, 2 * p)[i].qs + off),
+                                            vld1q_s8(PL_MM_Q8K(a, as, 2 * p + 1)[i].qs + off));
+        isum[p] = vmlaq_s32(isum[p], s, sc);
+    }
+}
+
+/* d[p] = xd * {y.d of tokens 2p, 2p + 1 as mm_cols2} (x first) */
+PL_ALWAYS_INLINE void PL_SUFFIX(mm_kq_d)(float32x4_t *d, float32x4_t xd, const void *a, size_t as, int64_t i) {
+    for (int p = 0; p < PL_MM_COLS / 2; p++)
+        d[p] = vmulq_f32(xd, PL_SUFFIX(mm_cols2)(PL_MM_Q8K(a, as, 2 * p)[i].d, PL_MM_Q8K(a, as, 2 * p + 1)[i].d));
 }
 
 /* The tile's per-(row, token) min terms: lanes whose sum is
@@ -244,160 +331,97 @@ PL_ALWAYS_INLINE void PL_SUFFIX(q45_values)(uint8x16_t q, uint8x16_t qh, int k, 
     *hi = vreinterpretq_s8_u8(h);
 }
 
-/* NR rows x 1 token, SDOT */
-PL_ALWAYS_INLINE void PL_SUFFIX(q45_sdot)(int64_t n, const void *w, size_t ws, const void *a, float *out, const int NR,
-                                          const int five) {
+/* block i of a row, SDOT */
+PL_ALWAYS_INLINE PL_SUFFIX(kq_sums) PL_SUFFIX(q45_row)(const void *row, int64_t i, const pl_block_q8_K *y,
+                                                        const int five) {
     const size_t bytes = five ? sizeof(pl_block_q5_K) : sizeof(pl_block_q4_K);
     const int qs_off = five ? 48 : 16;
-    const pl_block_q8_K *y = a;
-    float acc[PL_DOT_ROWS], accm[PL_DOT_ROWS];
-    for (int r = 0; r < NR; r++)
-        acc[r] = accm[r] = 0.0f;
-    for (int64_t i = 0; i < n / 256; i++) {
-        const int32x4_t blo = vpaddlq_s16(vld1q_s16(y[i].bsums)), bhi = vpaddlq_s16(vld1q_s16(y[i].bsums + 8));
-        for (int r = 0; r < NR; r++) {
-            const uint8_t *blk = PL_MM_ROW(w, ws, r) + (size_t)i * bytes;
-            uint64_t sc8, mn8;
-            PL_SUFFIX(q45_unpack)(blk + 4, &sc8, &mn8);
-            const uint16x8_t sc16 = vmovl_u8(vcreate_u8(sc8)), mn16 = vmovl_u8(vcreate_u8(mn8));
-            const uint8x16_t qh0 = five ? vld1q_u8(blk + 16) : vdupq_n_u8(0),
-                             qh1 = five ? vld1q_u8(blk + 32) : vdupq_n_u8(0);
-            int32x4_t isv = vdupq_n_s32(0), dots[8];
-            for (int k = 0; k < 4; k++) {
-                int8x16_t l0, h0, l1, h1;
-                PL_SUFFIX(q45_values)(vld1q_u8(blk + qs_off + 32 * k), qh0, k, five, &l0, &h0);
-                PL_SUFFIX(q45_values)(vld1q_u8(blk + qs_off + 32 * k + 16), qh1, k, five, &l1, &h1);
-                const int8_t *yq = y[i].qs + 64 * k;
-                dots[2 * k] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), l0, vld1q_s8(yq)), l1, vld1q_s8(yq + 16));
-                dots[2 * k + 1] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), h0, vld1q_s8(yq + 32)), h1, vld1q_s8(yq + 48));
-            }
-            isv = PL_SUFFIX(kq_scale4)(isv, dots[0], dots[1], dots[2], dots[3],
-                                       vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(sc16))));
-            isv = PL_SUFFIX(kq_scale4)(isv, dots[4], dots[5], dots[6], dots[7],
-                                       vreinterpretq_s32_u32(vmovl_high_u16(sc16)));
-            const int32x4_t mv = PL_SUFFIX(kq_mins8)(vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(mn16))),
-                                                     vreinterpretq_s32_u32(vmovl_high_u16(mn16)), blo, bhi);
-            const float d = PL_SUFFIX(mm_f16)(blk) * y[i].d, dm = PL_SUFFIX(mm_f16)(blk + 2) * y[i].d;
-            acc[r] = PL_SUFFIX(kq_fma)(acc[r], d, vaddvq_s32(isv));
-            accm[r] = PL_SUFFIX(kq_fma)(accm[r], dm, vaddvq_s32(mv));
-        }
+    const int32x4_t blo = vpaddlq_s16(vld1q_s16(y->bsums)), bhi = vpaddlq_s16(vld1q_s16(y->bsums + 8));
+    const uint8_t *blk = (const uint8_t *)row + (size_t)i * bytes;
+    uint64_t sc8, mn8;
+    PL_SUFFIX(q45_unpack)(blk + 4, &sc8, &mn8);
+    const uint16x8_t sc16 = vmovl_u8(vcreate_u8(sc8)), mn16 = vmovl_u8(vcreate_u8(mn8));
+    const uint8x16_t qh0 = five ? vld1q_u8(blk + 16) : vdupq_n_u8(0), qh1 = five ? vld1q_u8(blk + 32) : vdupq_n_u8(0);
+    int32x4_t isv = vdupq_n_s32(0), dots[8];
+    for (int k = 0; k < 4; k++) {
+        int8x16_t l0, h0, l1, h1;
+        PL_SUFFIX(q45_values)(vld1q_u8(blk + qs_off + 32 * k), qh0, k, five, &l0, &h0);
+        PL_SUFFIX(q45_values)(vld1q_u8(blk + qs_off + 32 * k + 16), qh1, k, five, &l1, &h1);
+        const int8_t *yq = y->qs + 64 * k;
+        dots[2 * k] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), l0, vld1q_s8(yq)), l1, vld1q_s8(yq + 16));
+        dots[2 * k + 1] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), h0, vld1q_s8(yq + 32)), h1, vld1q_s8(yq + 48));
     }
-    for (int r = 0; r < NR; r++)
-        out[r] = acc[r] - accm[r];
+    isv = PL_SUFFIX(kq_scale4)(isv, dots[0], dots[1], dots[2], dots[3], PL_SUFFIX(mm_wlo32)(sc16));
+    isv = PL_SUFFIX(kq_scale4)(isv, dots[4], dots[5], dots[6], dots[7], PL_SUFFIX(mm_whi32)(sc16));
+    const int32x4_t mv = PL_SUFFIX(kq_mins8)(PL_SUFFIX(mm_wlo32)(mn16), PL_SUFFIX(mm_whi32)(mn16), blo, bhi);
+    const PL_SUFFIX(kq_sums) s = {vaddvq_s32(isv), vaddvq_s32(mv), PL_SUFFIX(mm_f16)(blk) * y->d,
+                                  PL_SUFFIX(mm_f16)(blk + 2) * y->d};
+    return s;
 }
 
-/* 2 rows x PL_MM_COLS tokens, SMMLA */
-PL_ALWAYS_INLINE void PL_SUFFIX(q45_mmla)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,
-                                          size_t ys, const int five) {
+/* tile: the min sums of token pair p from rows 0/1's mins m (int32: row 0
+ * lo, hi, row 1 lo, hi) */
+PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(q45_summs)(const int32x4_t *m, const pl_block_q8_K *ya, const pl_block_q8_K *yb) {
+    const int32x4_t alo = vpaddlq_s16(vld1q_s16(ya->bsums)), ahi = vpaddlq_s16(vld1q_s16(ya->bsums + 8));
+    const int32x4_t blo = vpaddlq_s16(vld1q_s16(yb->bsums)), bhi = vpaddlq_s16(vld1q_s16(yb->bsums + 8));
+    return PL_SUFFIX(mm_hsum4)(PL_SUFFIX(kq_mins8)(m[0], m[1], alo, ahi), PL_SUFFIX(kq_mins8)(m[0], m[1], blo, bhi),
+                               PL_SUFFIX(kq_mins8)(m[2], m[3], alo, ahi), PL_SUFFIX(kq_mins8)(m[2], m[3], blo, bhi));
+}
+
+/* block i of rows 0/1 against PL_MM_COLS tokens, SMMLA */
+PL_ALWAYS_INLINE void PL_SUFFIX(q45_mm)(const void *w, size_t ws, const void *a, size_t as, int64_t i, const int five,
+                                        int32x4_t *isum, int32x4_t *summs, float32x4_t *d, float32x4_t *dm) {
     const size_t bytes = five ? sizeof(pl_block_q5_K) : sizeof(pl_block_q4_K);
     const int qs_off = five ? 48 : 16;
     enum { NP = PL_MM_COLS / 2 };
-    float32x4_t acc[NP], accm[NP];
-    for (int p = 0; p < NP; p++)
-        acc[p] = accm[p] = vdupq_n_f32(0.0f);
-    for (int64_t i = 0; i < n / 256; i++) {
-        const uint8_t *b0 = PL_MM_ROW(w, ws, 0) + (size_t)i * bytes, *b1 = PL_MM_ROW(w, ws, 1) + (size_t)i * bytes;
-        uint64_t sc0, mn0, sc1, mn1;
-        PL_SUFFIX(q45_unpack)(b0 + 4, &sc0, &mn0);
-        PL_SUFFIX(q45_unpack)(b1 + 4, &sc1, &mn1);
-        const uint8x16_t sct = vcombine_u8(vcreate_u8(sc0), vcreate_u8(sc1));
-        /* zipped qh of the two rows: [h][lo/hi 8 bytes] */
-        uint8x16_t qhz[2][2];
-        for (int h = 0; h < 2; h++) {
-            const uint8x16_t q0 = five ? vld1q_u8(b0 + 16 + 16 * h) : vdupq_n_u8(0);
-            const uint8x16_t q1 = five ? vld1q_u8(b1 + 16 + 16 * h) : vdupq_n_u8(0);
-            qhz[h][0] = PL_SUFFIX(mm_zlo_u)(q0, q1);
-            qhz[h][1] = PL_SUFFIX(mm_zhi_u)(q0, q1);
-        }
-        int32x4_t isum[NP];
-        for (int p = 0; p < NP; p++)
-            isum[p] = vdupq_n_s32(0);
+    const uint8_t *b0 = PL_MM_ROW(w, ws, 0) + (size_t)i * bytes, *b1 = PL_MM_ROW(w, ws, 1) + (size_t)i * bytes;
+    uint64_t sc0, mn0, sc1, mn1;
+    PL_SUFFIX(q45_unpack)(b0 + 4, &sc0, &mn0);
+    PL_SUFFIX(q45_unpack)(b1 + 4, &sc1, &mn1);
+    const uint8x16_t sct = vcombine_u8(vcreate_u8(sc0), vcreate_u8(sc1));
+    /* zipped qh of the two rows: [h][lo/hi 8 bytes] */
+    uint8x16_t qhz[2][2];
+    for (int h = 0; h < 2; h++) {
+        if (five)
+            PL_SUFFIX(mm_zip_ld)(b0 + 16 + 16 * h, b1 + 16 + 16 * h, &qhz[h][0], &qhz[h][1]);
+        else
+            qhz[h][0] = qhz[h][1] = vdupq_n_u8(0);
+    }
 #pragma GCC unroll 1
-        for (int k = 0; k < 4; k++) {
-            int32x4_t slo[NP], shi[NP];
-            for (int p = 0; p < NP; p++)
-                slo[p] = shi[p] = vdupq_n_s32(0);
-            for (int h = 0; h < 2; h++) {
-                const uint8x16_t r0 = vld1q_u8(b0 + qs_off + 32 * k + 16 * h),
-                                 r1 = vld1q_u8(b1 + qs_off + 32 * k + 16 * h);
-                int8x16_t wl_lo, wl_hi, wh_lo, wh_hi; /* (8-byte half) _ (nibble) */
-                PL_SUFFIX(q45_values)(PL_SUFFIX(mm_zlo_u)(r0, r1), qhz[h][0], k, five, &wl_lo, &wl_hi);
-                PL_SUFFIX(q45_values)(PL_SUFFIX(mm_zhi_u)(r0, r1), qhz[h][1], k, five, &wh_lo, &wh_hi);
-                for (int p = 0; p < NP; p++) {
-                    const int8_t *ya = PL_MM_Q8K(a, as, 2 * p)[i].qs + 64 * k + 16 * h;
-                    const int8_t *yb = PL_MM_Q8K(a, as, 2 * p + 1)[i].qs + 64 * k + 16 * h;
-                    slo[p] = PL_SUFFIX(mm16)(slo[p], wl_lo, wh_lo, vld1q_s8(ya), vld1q_s8(yb));
-                    shi[p] = PL_SUFFIX(mm16)(shi[p], wl_hi, wh_hi, vld1q_s8(ya + 32), vld1q_s8(yb + 32));
-                }
-            }
-            const int32x4_t s_lo = PL_SUFFIX(mm_scale_u1)(sct, 2 * k, 8 + 2 * k);
-            const int32x4_t s_hi = PL_SUFFIX(mm_scale_u1)(sct, 2 * k + 1, 8 + 2 * k + 1);
+    for (int k = 0; k < 4; k++) {
+        int32x4_t slo[NP], shi[NP];
+        for (int p = 0; p < NP; p++)
+            slo[p] = shi[p] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            uint8x16_t zl, zh;
+            PL_SUFFIX(mm_zip_ld)(b0 + qs_off + 32 * k + 16 * h, b1 + qs_off + 32 * k + 16 * h, &zl, &zh);
+            int8x16_t wl_lo, wl_hi, wh_lo, wh_hi; /* (8-byte half) _ (nibble) */
+            PL_SUFFIX(q45_values)(zl, qhz[h][0], k, five, &wl_lo, &wl_hi);
+            PL_SUFFIX(q45_values)(zh, qhz[h][1], k, five, &wh_lo, &wh_hi);
             for (int p = 0; p < NP; p++) {
-                isum[p] = vmlaq_s32(isum[p], slo[p], s_lo);
-                isum[p] = vmlaq_s32(isum[p], shi[p], s_hi);
+                const int8_t *ya = PL_MM_Q8K(a, as, 2 * p)[i].qs + 64 * k + 16 * h;
+                const int8_t *yb = PL_MM_Q8K(a, as, 2 * p + 1)[i].qs + 64 * k + 16 * h;
+                slo[p] = PL_SUFFIX(mm16)(slo[p], wl_lo, wh_lo, vld1q_s8(ya), vld1q_s8(yb));
+                shi[p] = PL_SUFFIX(mm16)(shi[p], wl_hi, wh_hi, vld1q_s8(ya + 32), vld1q_s8(yb + 32));
             }
         }
-        const uint16x8_t m0 = vmovl_u8(vcreate_u8(mn0)), m1 = vmovl_u8(vcreate_u8(mn1));
-        const int32x4_t m0lo = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(m0))),
-                        m0hi = vreinterpretq_s32_u32(vmovl_high_u16(m0));
-        const int32x4_t m1lo = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(m1))),
-                        m1hi = vreinterpretq_s32_u32(vmovl_high_u16(m1));
-        const float32x4_t xd = PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(b0), PL_SUFFIX(mm_f16)(b1));
-        const float32x4_t xm = PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(b0 + 2), PL_SUFFIX(mm_f16)(b1 + 2));
+        const int32x4_t s_lo = PL_SUFFIX(mm_scale_u1)(sct, 2 * k, 8 + 2 * k);
+        const int32x4_t s_hi = PL_SUFFIX(mm_scale_u1)(sct, 2 * k + 1, 8 + 2 * k + 1);
         for (int p = 0; p < NP; p++) {
-            const pl_block_q8_K *ya = PL_MM_Q8K(a, as, 2 * p) + i, *yb = PL_MM_Q8K(a, as, 2 * p + 1) + i;
-            const int32x4_t alo = vpaddlq_s16(vld1q_s16(ya->bsums)), ahi = vpaddlq_s16(vld1q_s16(ya->bsums + 8));
-            const int32x4_t blo = vpaddlq_s16(vld1q_s16(yb->bsums)), bhi = vpaddlq_s16(vld1q_s16(yb->bsums + 8));
-            const int32x4_t summs = PL_SUFFIX(mm_hsum4)(
-                PL_SUFFIX(kq_mins8)(m0lo, m0hi, alo, ahi), PL_SUFFIX(kq_mins8)(m0lo, m0hi, blo, bhi),
-                PL_SUFFIX(kq_mins8)(m1lo, m1hi, alo, ahi), PL_SUFFIX(kq_mins8)(m1lo, m1hi, blo, bhi));
-            const float32x4_t yd = PL_SUFFIX(mm_cols2)(ya->d, yb->d);
-            acc[p] = PL_SUFFIX(kq_fmav)(acc[p], vmulq_f32(xd, yd), isum[p]);
-            accm[p] = PL_SUFFIX(kq_fmav)(accm[p], vmulq_f32(xm, yd), summs);
+            isum[p] = vmlaq_s32(isum[p], slo[p], s_lo);
+            isum[p] = vmlaq_s32(isum[p], shi[p], s_hi);
         }
     }
+    const uint16x8_t m0 = vmovl_u8(vcreate_u8(mn0)), m1 = vmovl_u8(vcreate_u8(mn1));
+    const int32x4_t m[4] = {PL_SUFFIX(mm_wlo32)(m0), PL_SUFFIX(mm_whi32)(m0), PL_SUFFIX(mm_wlo32)(m1),
+                            PL_SUFFIX(mm_whi32)(m1)};
     for (int p = 0; p < NP; p++)
-        PL_SUFFIX(mm_store)(y, ys, 2 * p, vsubq_f32(acc[p], accm[p]));
-}
-
-static float PL_SUFFIX(q4_K_dot)(int64_t n, const void *w, const void *a) {
-    float r;
-    PL_SUFFIX(q45_sdot)(n, w, 0, a, &r, 1, 0);
-    return r;
-}
-static void PL_SUFFIX(q4_K_rows)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    PL_SUFFIX(q45_sdot)(n, w, ws, a, y, PL_DOT_ROWS, 0);
-}
-static void PL_SUFFIX(q4_K_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    PL_SUFFIX(q45_mmla)(n, w, ws, a, as, y, ys, 0);
-}
-static float PL_SUFFIX(q5_K_dot)(int64_t n, const void *w, const void *a) {
-    float r;
-    PL_SUFFIX(q45_sdot)(n, w, 0, a, &r, 1, 1);
-    return r;
-}
-static void PL_SUFFIX(q5_K_rows)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    PL_SUFFIX(q45_sdot)(n, w, ws, a, y, PL_DOT_ROWS, 1);
-}
-static void PL_SUFFIX(q5_K_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    PL_SUFFIX(q45_mmla)(n, w, ws, a, as, y, ys, 1);
+        summs[p] = PL_SUFFIX(q45_summs)(m, PL_MM_Q8K(a, as, 2 * p) + i, PL_MM_Q8K(a, as, 2 * p + 1) + i);
+    PL_SUFFIX(mm_kq_d)(d, PL_SUFFIX(mm_xd)(b0, b1), a, as, i);
+    PL_SUFFIX(mm_kq_d)(dm, PL_SUFFIX(mm_xd)(b0 + 2, b1 + 2), a, as, i);
 }
 
 /* ---- 16 sub-blocks of 16: q6_K, q2_K, q3_K ---------------------------- */
-
-/* The scaled total of 16 SDOT sub-block dot vectors (index = sub-block),
- * scales as int16 (sub-blocks 0..7 in lo, 8..15 in hi). */
-PL_ALWAYS_INLINE int32_t PL_SUFFIX(kq_isum16)(const int32x4_t *dots, int16x8_t lo, int16x8_t hi) {
-    int32x4_t isv = vdupq_n_s32(0);
-    isv = PL_SUFFIX(kq_scale4)(isv, dots[0], dots[1], dots[2], dots[3], vmovl_s16(vget_low_s16(lo)));
-    isv = PL_SUFFIX(kq_scale4)(isv, dots[4], dots[5], dots[6], dots[7], vmovl_high_s16(lo));
-    isv = PL_SUFFIX(kq_scale4)(isv, dots[8], dots[9], dots[10], dots[11], vmovl_s16(vget_low_s16(hi)));
-    isv = PL_SUFFIX(kq_scale4)(isv, dots[12], dots[13], dots[14], dots[15], vmovl_high_s16(hi));
-    return vaddvq_s32(isv);
-}
-
-/* x shifted left by s (right for s < 0), bytewise */
-PL_ALWAYS_INLINE uint8x16_t PL_SUFFIX(mm_shl)(uint8x16_t x, int s) { return vshlq_u8(x, vdupq_n_s8((int8_t)s)); }
 
 /* q6_K quarter q (0..3) of 16 bytes: nibbles of l (the ql bytes of quarter
  * q & 1) and bits 2q, 2q+1 of qh as bits 4, 5; minus 32 */
@@ -407,91 +431,43 @@ PL_ALWAYS_INLINE int8x16_t PL_SUFFIX(q6_values)(uint8x16_t l, uint8x16_t qh, int
     return vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo, hi)), vdupq_n_s8(32));
 }
 
-/* q6_K: NR rows x 1 token, SDOT.  Sub-block j = 8h + 2q + lh holds
- * elements 128h + 32q + 16lh .. +15. */
-PL_ALWAYS_INLINE void PL_SUFFIX(q6_K_sdot)(int64_t n, const void *w, size_t ws, const void *a, float *out,
-                                           const int NR) {
-    const pl_block_q8_K *y = a;
-    float acc[PL_DOT_ROWS];
-    for (int r = 0; r < NR; r++)
-        acc[r] = 0.0f;
-    for (int64_t i = 0; i < n / 256; i++) {
-        for (int r = 0; r < NR; r++) {
-            const pl_block_q6_K *x = (const pl_block_q6_K *)PL_MM_ROW(w, ws, r) + i;
-            int32x4_t dots[16];
-            for (int h = 0; h < 2; h++)
-                for (int lh = 0; lh < 2; lh++) {
-                    const uint8x16_t la = vld1q_u8(x->ql + 64 * h + 16 * lh),
-                                     lb = vld1q_u8(x->ql + 64 * h + 32 + 16 * lh);
-                    const uint8x16_t qh = vld1q_u8(x->qh + 32 * h + 16 * lh);
-                    for (int q = 0; q < 4; q++)
-                        dots[8 * h + 2 * q + lh] =
-                            vdotq_s32(vdupq_n_s32(0), PL_SUFFIX(q6_values)(q & 1 ? lb : la, qh, q),
-                                      vld1q_s8(y[i].qs + 128 * h + 32 * q + 16 * lh));
-                }
-            const int8x16_t sc = vld1q_s8(x->scales);
-            const int32_t isum = PL_SUFFIX(kq_isum16)(dots, vmovl_s8(vget_low_s8(sc)), vmovl_high_s8(sc));
-            acc[r] = PL_SUFFIX(kq_fma)(acc[r], PL_SUFFIX(mm_f16)(&x->d) * y[i].d, isum);
+/* q6_K block i of a row, SDOT */
+PL_ALWAYS_INLINE PL_SUFFIX(kq_sums) PL_SUFFIX(q6_K_row)(const void *row, int64_t i, const pl_block_q8_K *y) {
+    const pl_block_q6_K *x = (const pl_block_q6_K *)row + i;
+    int32x4_t dots[16];
+    for (int h = 0; h < 2; h++)
+        for (int lh = 0; lh < 2; lh++) {
+            const uint8x16_t la = vld1q_u8(x->ql + 64 * h + 16 * lh), lb = vld1q_u8(x->ql + 64 * h + 32 + 16 * lh);
+            const uint8x16_t qh = vld1q_u8(x->qh + 32 * h + 16 * lh);
+            for (int q = 0; q < 4; q++)
+                dots[8 * h + 2 * q + lh] =
+                    PL_SUFFIX(kq_sdot16)(PL_SUFFIX(q6_values)(q & 1 ? lb : la, qh, q), y->qs, h, q, lh);
         }
-    }
-    for (int r = 0; r < NR; r++)
-        out[r] = acc[r];
+    return PL_SUFFIX(kq_nomins)(PL_SUFFIX(kq_isum16_s8)(dots, vld1q_s8(x->scales)), PL_SUFFIX(mm_f16)(&x->d) * y->d);
 }
 
-/* q6_K: 2 rows x PL_MM_COLS tokens, SMMLA */
-static void PL_SUFFIX(q6_K_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    enum { NP = PL_MM_COLS / 2 };
-    float32x4_t acc[NP];
-    for (int p = 0; p < NP; p++)
-        acc[p] = vdupq_n_f32(0.0f);
-    for (int64_t i = 0; i < n / 256; i++) {
-        const pl_block_q6_K *x0 = (const pl_block_q6_K *)w + i, *x1 = (const pl_block_q6_K *)PL_MM_ROW(w, ws, 1) + i;
-        uint8x16x2_t sct;
-        sct.val[0] = vld1q_u8((const uint8_t *)x0->scales);
-        sct.val[1] = vld1q_u8((const uint8_t *)x1->scales);
-        int32x4_t isum[NP];
-        for (int p = 0; p < NP; p++)
-            isum[p] = vdupq_n_s32(0);
+/* q6_K block i of rows 0/1 against PL_MM_COLS tokens, SMMLA */
+PL_ALWAYS_INLINE void PL_SUFFIX(q6_K_mm)(const void *w, size_t ws, const void *a, size_t as, int64_t i,
+                                         int32x4_t *isum, float32x4_t *d) {
+    const pl_block_q6_K *x0 = (const pl_block_q6_K *)w + i, *x1 = (const pl_block_q6_K *)PL_MM_ROW(w, ws, 1) + i;
+    uint8x16x2_t sct;
+    sct.val[0] = vld1q_u8((const uint8_t *)x0->scales);
+    sct.val[1] = vld1q_u8((const uint8_t *)x1->scales);
 #pragma GCC unroll 1
-        for (int hl = 0; hl < 4; hl++) {
-            const int h = hl >> 1, lh = hl & 1;
-            const uint8x16_t la0 = vld1q_u8(x0->ql + 64 * h + 16 * lh), la1 = vld1q_u8(x1->ql + 64 * h + 16 * lh);
-            const uint8x16_t lb0 = vld1q_u8(x0->ql + 64 * h + 32 + 16 * lh),
-                             lb1 = vld1q_u8(x1->ql + 64 * h + 32 + 16 * lh);
-            const uint8x16_t qh0 = vld1q_u8(x0->qh + 32 * h + 16 * lh), qh1 = vld1q_u8(x1->qh + 32 * h + 16 * lh);
-            const uint8x16_t la_l = PL_SUFFIX(mm_zlo_u)(la0, la1), la_h = PL_SUFFIX(mm_zhi_u)(la0, la1);
-            const uint8x16_t lb_l = PL_SUFFIX(mm_zlo_u)(lb0, lb1), lb_h = PL_SUFFIX(mm_zhi_u)(lb0, lb1);
-            const uint8x16_t qh_l = PL_SUFFIX(mm_zlo_u)(qh0, qh1), qh_h = PL_SUFFIX(mm_zhi_u)(qh0, qh1);
-            for (int q = 0; q < 4; q++) {
-                const int j = 8 * h + 2 * q + lh;
-                const int8x16_t wl = PL_SUFFIX(q6_values)(q & 1 ? lb_l : la_l, qh_l, q);
-                const int8x16_t wh = PL_SUFFIX(q6_values)(q & 1 ? lb_h : la_h, qh_h, q);
-                const int32x4_t sc = PL_SUFFIX(mm_scale_s2)(sct, j, 16 + j);
-                for (int p = 0; p < NP; p++) {
-                    const int32x4_t s = PL_SUFFIX(mm16)(
-                        vdupq_n_s32(0), wl, wh, vld1q_s8(PL_MM_Q8K(a, as, 2 * p)[i].qs + 128 * h + 32 * q + 16 * lh),
-                        vld1q_s8(PL_MM_Q8K(a, as, 2 * p + 1)[i].qs + 128 * h + 32 * q + 16 * lh));
-                    isum[p] = vmlaq_s32(isum[p], s, sc);
-                }
-            }
-        }
-        const float32x4_t xd = PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(&x0->d), PL_SUFFIX(mm_f16)(&x1->d));
-        for (int p = 0; p < NP; p++) {
-            const float32x4_t yd = PL_SUFFIX(mm_cols2)(PL_MM_Q8K(a, as, 2 * p)[i].d, PL_MM_Q8K(a, as, 2 * p + 1)[i].d);
-            acc[p] = PL_SUFFIX(kq_fmav)(acc[p], vmulq_f32(xd, yd), isum[p]);
+    for (int hl = 0; hl < 4; hl++) {
+        const int h = hl >> 1, lh = hl & 1;
+        uint8x16_t la_l, la_h, lb_l, lb_h, qh_l, qh_h;
+        PL_SUFFIX(mm_zip_ld)(x0->ql + 64 * h + 16 * lh, x1->ql + 64 * h + 16 * lh, &la_l, &la_h);
+        PL_SUFFIX(mm_zip_ld)(x0->ql + 64 * h + 32 + 16 * lh, x1->ql + 64 * h + 32 + 16 * lh, &lb_l, &lb_h);
+        PL_SUFFIX(mm_zip_ld)(x0->qh + 32 * h + 16 * lh, x1->qh + 32 * h + 16 * lh, &qh_l, &qh_h);
+        for (int q = 0; q < 4; q++) {
+            const int j = 8 * h + 2 * q + lh;
+            const int8x16_t wl = PL_SUFFIX(q6_values)(q & 1 ? lb_l : la_l, qh_l, q);
+            const int8x16_t wh = PL_SUFFIX(q6_values)(q & 1 ? lb_h : la_h, qh_h, q);
+            PL_SUFFIX(mm_kq16)(isum, wl, wh, PL_SUFFIX(mm_scale_s2)(sct, j, 16 + j), a, as, i, h, q, lh);
         }
     }
-    for (int p = 0; p < NP; p++)
-        PL_SUFFIX(mm_store)(y, ys, 2 * p, acc[p]);
-}
-
-static float PL_SUFFIX(q6_K_dot)(int64_t n, const void *w, const void *a) {
-    float r;
-    PL_SUFFIX(q6_K_sdot)(n, w, 0, a, &r, 1);
-    return r;
-}
-static void PL_SUFFIX(q6_K_rows)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    PL_SUFFIX(q6_K_sdot)(n, w, ws, a, y, PL_DOT_ROWS);
+    PL_SUFFIX(mm_kq_d)(d, PL_SUFFIX(mm_xd)(&x0->d, &x1->d), a, as, i);
 }
 
 /* q2_K: sub-block j = 8h + 2q + lh holds bits 2q, 2q+1 of qs[32h + 16lh ..
@@ -501,99 +477,64 @@ PL_ALWAYS_INLINE int8x16_t PL_SUFFIX(q2_values)(uint8x16_t q, int j) {
     return vreinterpretq_s8_u8(vandq_u8(PL_SUFFIX(mm_shl)(q, -2 * j), vdupq_n_u8(3)));
 }
 
-PL_ALWAYS_INLINE void PL_SUFFIX(q2_K_sdot)(int64_t n, const void *w, size_t ws, const void *a, float *out,
-                                           const int NR) {
-    const pl_block_q8_K *y = a;
-    float acc[PL_DOT_ROWS], accm[PL_DOT_ROWS];
-    for (int r = 0; r < NR; r++)
-        acc[r] = accm[r] = 0.0f;
-    for (int64_t i = 0; i < n / 256; i++) {
-        const int16x8_t blo = vld1q_s16(y[i].bsums), bhi = vld1q_s16(y[i].bsums + 8);
-        for (int r = 0; r < NR; r++) {
-            const pl_block_q2_K *x = (const pl_block_q2_K *)PL_MM_ROW(w, ws, r) + i;
-            int32x4_t dots[16];
-            for (int h = 0; h < 2; h++)
-                for (int lh = 0; lh < 2; lh++) {
-                    const uint8x16_t qv = vld1q_u8(x->qs + 32 * h + 16 * lh);
-                    for (int q = 0; q < 4; q++)
-                        dots[8 * h + 2 * q + lh] = vdotq_s32(vdupq_n_s32(0), PL_SUFFIX(q2_values)(qv, q),
-                                                             vld1q_s8(y[i].qs + 128 * h + 32 * q + 16 * lh));
-                }
-            const uint8x16_t sc = vld1q_u8(x->scales), s4 = vandq_u8(sc, vdupq_n_u8(0x0f)), m4 = vshrq_n_u8(sc, 4);
-            const int32_t isum = PL_SUFFIX(kq_isum16)(dots, vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(s4))),
-                                                      vreinterpretq_s16_u16(vmovl_high_u8(s4)));
-            const int32x4_t mv = PL_SUFFIX(kq_mins16)(vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(m4))),
-                                                      vreinterpretq_s16_u16(vmovl_high_u8(m4)), blo, bhi);
-            const float dall = y[i].d * PL_SUFFIX(mm_f16)(&x->d), dmin = y[i].d * PL_SUFFIX(mm_f16)(&x->dmin);
-            acc[r] = PL_SUFFIX(kq_fma)(acc[r], dall, isum);
-            accm[r] = PL_SUFFIX(kq_fma)(accm[r], dmin, vaddvq_s32(mv));
+/* q2_K block i of a row, SDOT (the scale products y.d first) */
+PL_ALWAYS_INLINE PL_SUFFIX(kq_sums) PL_SUFFIX(q2_K_row)(const void *row, int64_t i, const pl_block_q8_K *y) {
+    const pl_block_q2_K *x = (const pl_block_q2_K *)row + i;
+    const int16x8_t blo = vld1q_s16(y->bsums), bhi = vld1q_s16(y->bsums + 8);
+    int32x4_t dots[16];
+    for (int h = 0; h < 2; h++)
+        for (int lh = 0; lh < 2; lh++) {
+            const uint8x16_t qv = vld1q_u8(x->qs + 32 * h + 16 * lh);
+            for (int q = 0; q < 4; q++)
+                dots[8 * h + 2 * q + lh] = PL_SUFFIX(kq_sdot16)(PL_SUFFIX(q2_values)(qv, q), y->qs, h, q, lh);
         }
-    }
-    for (int r = 0; r < NR; r++)
-        out[r] = acc[r] - accm[r];
+    const uint8x16_t sc = vld1q_u8(x->scales), s4 = vandq_u8(sc, vdupq_n_u8(0x0f)), m4 = vshrq_n_u8(sc, 4);
+    const int32x4_t mv = PL_SUFFIX(kq_mins16)(PL_SUFFIX(mm_wlo16)(m4), PL_SUFFIX(mm_whi16)(m4), blo, bhi);
+    const PL_SUFFIX(kq_sums) s = {PL_SUFFIX(kq_isum16)(dots, PL_SUFFIX(mm_wlo16)(s4), PL_SUFFIX(mm_whi16)(s4)),
+                                  vaddvq_s32(mv), y->d * PL_SUFFIX(mm_f16)(&x->d), y->d * PL_SUFFIX(mm_f16)(&x->dmin)};
+    return s;
 }
 
-static void PL_SUFFIX(q2_K_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    enum { NP = PL_MM_COLS / 2 };
-    float32x4_t acc[NP], accm[NP];
-    for (int p = 0; p < NP; p++)
-        acc[p] = accm[p] = vdupq_n_f32(0.0f);
-    for (int64_t i = 0; i < n / 256; i++) {
-        const pl_block_q2_K *x0 = (const pl_block_q2_K *)w + i, *x1 = (const pl_block_q2_K *)PL_MM_ROW(w, ws, 1) + i;
-        const uint8x16_t sc0 = vld1q_u8(x0->scales), sc1 = vld1q_u8(x1->scales);
-        uint8x16x2_t sct;
-        sct.val[0] = vandq_u8(sc0, vdupq_n_u8(0x0f));
-        sct.val[1] = vandq_u8(sc1, vdupq_n_u8(0x0f));
-        int32x4_t isum[NP];
-        for (int p = 0; p < NP; p++)
-            isum[p] = vdupq_n_s32(0);
+/* tile: the min sums of token pair p from rows 0/1's mins m (int16: row 0
+ * lo, hi, row 1 lo, hi) */
+PL_ALWAYS_INLINE int32x4_t PL_SUFFIX(q2_summs)(const int16x8_t *m, const pl_block_q8_K *ya, const pl_block_q8_K *yb) {
+    const int16x8_t alo = vld1q_s16(ya->bsums), ahi = vld1q_s16(ya->bsums + 8);
+    const int16x8_t blo = vld1q_s16(yb->bsums), bhi = vld1q_s16(yb->bsums + 8);
+    return PL_SUFFIX(mm_hsum4)(PL_SUFFIX(kq_mins16)(m[0], m[1], alo, ahi), PL_SUFFIX(kq_mins16)(m[0], m[1], blo, bhi),
+                               PL_SUFFIX(kq_mins16)(m[2], m[3], alo, ahi), PL_SUFFIX(kq_mins16)(m[2], m[3], blo, bhi));
+}
+
+/* q2_K block i of rows 0/1 against PL_MM_COLS tokens, SMMLA (y.d first, as
+ * in q2_K_row) */
+PL_ALWAYS_INLINE void PL_SUFFIX(q2_K_mm)(const void *w, size_t ws, const void *a, size_t as, int64_t i,
+                                         int32x4_t *isum, int32x4_t *summs, float32x4_t *d, float32x4_t *dm) {
+    const pl_block_q2_K *x0 = (const pl_block_q2_K *)w + i, *x1 = (const pl_block_q2_K *)PL_MM_ROW(w, ws, 1) + i;
+    const uint8x16_t sc0 = vld1q_u8(x0->scales), sc1 = vld1q_u8(x1->scales);
+    uint8x16x2_t sct;
+    sct.val[0] = vandq_u8(sc0, vdupq_n_u8(0x0f));
+    sct.val[1] = vandq_u8(sc1, vdupq_n_u8(0x0f));
 #pragma GCC unroll 1
-        for (int hl = 0; hl < 4; hl++) {
-            const int h = hl >> 1, lh = hl & 1;
-            const uint8x16_t q0 = vld1q_u8(x0->qs + 32 * h + 16 * lh), q1 = vld1q_u8(x1->qs + 32 * h + 16 * lh);
-            const uint8x16_t zl = PL_SUFFIX(mm_zlo_u)(q0, q1), zh = PL_SUFFIX(mm_zhi_u)(q0, q1);
-            for (int q = 0; q < 4; q++) {
-                const int j = 8 * h + 2 * q + lh;
-                const int8x16_t wl = PL_SUFFIX(q2_values)(zl, q), wh = PL_SUFFIX(q2_values)(zh, q);
-                const int32x4_t sc = PL_SUFFIX(mm_scale_u2)(sct, j, 16 + j);
-                for (int p = 0; p < NP; p++) {
-                    const int32x4_t s = PL_SUFFIX(mm16)(
-                        vdupq_n_s32(0), wl, wh, vld1q_s8(PL_MM_Q8K(a, as, 2 * p)[i].qs + 128 * h + 32 * q + 16 * lh),
-                        vld1q_s8(PL_MM_Q8K(a, as, 2 * p + 1)[i].qs + 128 * h + 32 * q + 16 * lh));
-                    isum[p] = vmlaq_s32(isum[p], s, sc);
-                }
-            }
-        }
-        const uint8x16_t mn0 = vshrq_n_u8(sc0, 4), mn1 = vshrq_n_u8(sc1, 4);
-        const int16x8_t m0lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn0))),
-                        m0hi = vreinterpretq_s16_u16(vmovl_high_u8(mn0));
-        const int16x8_t m1lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn1))),
-                        m1hi = vreinterpretq_s16_u16(vmovl_high_u8(mn1));
-        const float32x4_t xd = PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(&x0->d), PL_SUFFIX(mm_f16)(&x1->d));
-        const float32x4_t xm = PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(&x0->dmin), PL_SUFFIX(mm_f16)(&x1->dmin));
-        for (int p = 0; p < NP; p++) {
-            const pl_block_q8_K *ya = PL_MM_Q8K(a, as, 2 * p) + i, *yb = PL_MM_Q8K(a, as, 2 * p + 1) + i;
-            const int16x8_t alo = vld1q_s16(ya->bsums), ahi = vld1q_s16(ya->bsums + 8);
-            const int16x8_t blo = vld1q_s16(yb->bsums), bhi = vld1q_s16(yb->bsums + 8);
-            const int32x4_t summs = PL_SUFFIX(mm_hsum4)(
-                PL_SUFFIX(kq_mins16)(m0lo, m0hi, alo, ahi), PL_SUFFIX(kq_mins16)(m0lo, m0hi, blo, bhi),
-                PL_SUFFIX(kq_mins16)(m1lo, m1hi, alo, ahi), PL_SUFFIX(kq_mins16)(m1lo, m1hi, blo, bhi));
-            const float32x4_t yd = PL_SUFFIX(mm_cols2)(ya->d, yb->d);
-            acc[p] = PL_SUFFIX(kq_fmav)(acc[p], vmulq_f32(yd, xd), isum[p]);
-            accm[p] = PL_SUFFIX(kq_fmav)(accm[p], vmulq_f32(yd, xm), summs);
+    for (int hl = 0; hl < 4; hl++) {
+        const int h = hl >> 1, lh = hl & 1;
+        uint8x16_t zl, zh;
+        PL_SUFFIX(mm_zip_ld)(x0->qs + 32 * h + 16 * lh, x1->qs + 32 * h + 16 * lh, &zl, &zh);
+        for (int q = 0; q < 4; q++) {
+            const int j = 8 * h + 2 * q + lh;
+            const int8x16_t wl = PL_SUFFIX(q2_values)(zl, q), wh = PL_SUFFIX(q2_values)(zh, q);
+            PL_SUFFIX(mm_kq16)(isum, wl, wh, PL_SUFFIX(mm_scale_u2)(sct, j, 16 + j), a, as, i, h, q, lh);
         }
     }
-    for (int p = 0; p < NP; p++)
-        PL_SUFFIX(mm_store)(y, ys, 2 * p, vsubq_f32(acc[p], accm[p]));
-}
-
-static float PL_SUFFIX(q2_K_dot)(int64_t n, const void *w, const void *a) {
-    float r;
-    PL_SUFFIX(q2_K_sdot)(n, w, 0, a, &r, 1);
-    return r;
-}
-static void PL_SUFFIX(q2_K_rows)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    PL_SUFFIX(q2_K_sdot)(n, w, ws, a, y, PL_DOT_ROWS);
+    const uint8x16_t mn0 = vshrq_n_u8(sc0, 4), mn1 = vshrq_n_u8(sc1, 4);
+    const int16x8_t m[4] = {PL_SUFFIX(mm_wlo16)(mn0), PL_SUFFIX(mm_whi16)(mn0), PL_SUFFIX(mm_wlo16)(mn1),
+                            PL_SUFFIX(mm_whi16)(mn1)};
+    const float32x4_t xd = PL_SUFFIX(mm_xd)(&x0->d, &x1->d), xm = PL_SUFFIX(mm_xd)(&x0->dmin, &x1->dmin);
+    for (int p = 0; p < PL_MM_COLS / 2; p++) {
+        const pl_block_q8_K *ya = PL_MM_Q8K(a, as, 2 * p) + i, *yb = PL_MM_Q8K(a, as, 2 * p + 1) + i;
+        const float32x4_t yd = PL_SUFFIX(mm_cols2)(ya->d, yb->d);
+        summs[p] = PL_SUFFIX(q2_summs)(m, ya, yb);
+        d[p] = vmulq_f32(yd, xd);
+        dm[p] = vmulq_f32(yd, xm);
+    }
 }
 
 /* q3_K's 16 scales minus 32 as signed bytes (llama.cpp's 32-bit
@@ -620,86 +561,129 @@ PL_ALWAYS_INLINE int8x16_t PL_SUFFIX(q3_values)(uint8x16_t q, uint8x16_t hm, int
     return vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(v, hb)), vdupq_n_s8(4));
 }
 
-PL_ALWAYS_INLINE void PL_SUFFIX(q3_K_sdot)(int64_t n, const void *w, size_t ws, const void *a, float *out,
-                                           const int NR) {
+/* q3_K block i of a row, SDOT */
+PL_ALWAYS_INLINE PL_SUFFIX(kq_sums) PL_SUFFIX(q3_K_row)(const void *row, int64_t i, const pl_block_q8_K *y) {
+    const pl_block_q3_K *x = (const pl_block_q3_K *)row + i;
+    int32x4_t dots[16];
+    for (int lh = 0; lh < 2; lh++) {
+        const uint8x16_t hm = vld1q_u8(x->hmask + 16 * lh);
+        for (int h = 0; h < 2; h++) {
+            const uint8x16_t qv = vld1q_u8(x->qs + 32 * h + 16 * lh);
+            for (int q = 0; q < 4; q++)
+                dots[8 * h + 2 * q + lh] = PL_SUFFIX(kq_sdot16)(PL_SUFFIX(q3_values)(qv, hm, h, q), y->qs, h, q, lh);
+        }
+    }
+    return PL_SUFFIX(kq_nomins)(PL_SUFFIX(kq_isum16_s8)(dots, PL_SUFFIX(q3_scales)(x->scales)),
+                                PL_SUFFIX(mm_f16)(&x->d) * y->d);
+}
+
+/* q3_K block i of rows 0/1 against PL_MM_COLS tokens, SMMLA */
+PL_ALWAYS_INLINE void PL_SUFFIX(q3_K_mm)(const void *w, size_t ws, const void *a, size_t as, int64_t i,
+                                         int32x4_t *isum, float32x4_t *d) {
+    const pl_block_q3_K *x0 = (const pl_block_q3_K *)w + i, *x1 = (const pl_block_q3_K *)PL_MM_ROW(w, ws, 1) + i;
+    uint8x16x2_t sct;
+    sct.val[0] = vreinterpretq_u8_s8(PL_SUFFIX(q3_scales)(x0->scales));
+    sct.val[1] = vreinterpretq_u8_s8(PL_SUFFIX(q3_scales)(x1->scales));
+#pragma GCC unroll 1
+    for (int lh = 0; lh < 2; lh++) {
+        uint8x16_t hl, hh;
+        PL_SUFFIX(mm_zip_ld)(x0->hmask + 16 * lh, x1->hmask + 16 * lh, &hl, &hh);
+        for (int h = 0; h < 2; h++) {
+            uint8x16_t zl, zh;
+            PL_SUFFIX(mm_zip_ld)(x0->qs + 32 * h + 16 * lh, x1->qs + 32 * h + 16 * lh, &zl, &zh);
+            for (int q = 0; q < 4; q++) {
+                const int j = 8 * h + 2 * q + lh;
+                const int8x16_t wl = PL_SUFFIX(q3_values)(zl, hl, h, q), wh = PL_SUFFIX(q3_values)(zh, hh, h, q);
+                PL_SUFFIX(mm_kq16)(isum, wl, wh, PL_SUFFIX(mm_scale_s2)(sct, j, 16 + j), a, as, i, h, q, lh);
+            }
+        }
+    }
+    PL_SUFFIX(mm_kq_d)(d, PL_SUFFIX(mm_xd)(&x0->d, &x1->d), a, as, i);
+}
+
+/* ---- k-quants: the kernels ----------------------------------------------- */
+
+/* NR rows (1: vec_dot, PL_DOT_ROWS: the rows kernel) x 1 token of type
+ * `type`, SDOT; per block: acc = fma(d, isum, acc), accm = fma(dm, summs,
+ * accm); result acc - accm (acc without mins) */
+PL_ALWAYS_INLINE void PL_SUFFIX(kq_sdot)(int64_t n, const void *w, size_t ws, const void *a, float *out, const int NR,
+                                         const int type) {
+    const int mins = PL_SUFFIX(kq_has_mins)(type);
     const pl_block_q8_K *y = a;
-    float acc[PL_DOT_ROWS];
+    float acc[PL_DOT_ROWS], accm[PL_DOT_ROWS];
     for (int r = 0; r < NR; r++)
-        acc[r] = 0.0f;
+        acc[r] = accm[r] = 0.0f;
     for (int64_t i = 0; i < n / 256; i++) {
         for (int r = 0; r < NR; r++) {
-            const pl_block_q3_K *x = (const pl_block_q3_K *)PL_MM_ROW(w, ws, r) + i;
-            int32x4_t dots[16];
-            for (int lh = 0; lh < 2; lh++) {
-                const uint8x16_t hm = vld1q_u8(x->hmask + 16 * lh);
-                for (int h = 0; h < 2; h++) {
-                    const uint8x16_t qv = vld1q_u8(x->qs + 32 * h + 16 * lh);
-                    for (int q = 0; q < 4; q++)
-                        dots[8 * h + 2 * q + lh] = vdotq_s32(vdupq_n_s32(0), PL_SUFFIX(q3_values)(qv, hm, h, q),
-                                                             vld1q_s8(y[i].qs + 128 * h + 32 * q + 16 * lh));
-                }
-            }
-            const int8x16_t sc = PL_SUFFIX(q3_scales)(x->scales);
-            const int32_t isum = PL_SUFFIX(kq_isum16)(dots, vmovl_s8(vget_low_s8(sc)), vmovl_high_s8(sc));
-            acc[r] = PL_SUFFIX(kq_fma)(acc[r], PL_SUFFIX(mm_f16)(&x->d) * y[i].d, isum);
+            const uint8_t *row = PL_MM_ROW(w, ws, r);
+            const PL_SUFFIX(kq_sums) s = type == PL_TYPE_Q4_K   ? PL_SUFFIX(q45_row)(row, i, y + i, 0)
+                                         : type == PL_TYPE_Q5_K ? PL_SUFFIX(q45_row)(row, i, y + i, 1)
+                                         : type == PL_TYPE_Q6_K ? PL_SUFFIX(q6_K_row)(row, i, y + i)
+                                         : type == PL_TYPE_Q2_K ? PL_SUFFIX(q2_K_row)(row, i, y + i)
+                                                                : PL_SUFFIX(q3_K_row)(row, i, y + i);
+            acc[r] = PL_SUFFIX(kq_fma)(acc[r], s.d, s.isum);
+            if (mins)
+                accm[r] = PL_SUFFIX(kq_fma)(accm[r], s.dm, s.summs);
         }
     }
     for (int r = 0; r < NR; r++)
-        out[r] = acc[r];
+        out[r] = mins ? acc[r] - accm[r] : acc[r];
 }
 
-static void PL_SUFFIX(q3_K_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
+/* 2 rows x PL_MM_COLS tokens of type `type`, SMMLA: the same float steps
+ * lane by lane */
+PL_ALWAYS_INLINE void PL_SUFFIX(kq_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,
+                                         size_t ys, const int type) {
     enum { NP = PL_MM_COLS / 2 };
-    float32x4_t acc[NP];
+    const int mins = PL_SUFFIX(kq_has_mins)(type);
+    float32x4_t acc[NP], accm[NP];
     for (int p = 0; p < NP; p++)
-        acc[p] = vdupq_n_f32(0.0f);
+        acc[p] = accm[p] = vdupq_n_f32(0.0f);
     for (int64_t i = 0; i < n / 256; i++) {
-        const pl_block_q3_K *x0 = (const pl_block_q3_K *)w + i, *x1 = (const pl_block_q3_K *)PL_MM_ROW(w, ws, 1) + i;
-        uint8x16x2_t sct;
-        sct.val[0] = vreinterpretq_u8_s8(PL_SUFFIX(q3_scales)(x0->scales));
-        sct.val[1] = vreinterpretq_u8_s8(PL_SUFFIX(q3_scales)(x1->scales));
-        int32x4_t isum[NP];
+        int32x4_t isum[NP], summs[NP];
+        float32x4_t d[NP], dm[NP];
         for (int p = 0; p < NP; p++)
             isum[p] = vdupq_n_s32(0);
-#pragma GCC unroll 1
-        for (int lh = 0; lh < 2; lh++) {
-            const uint8x16_t hm0 = vld1q_u8(x0->hmask + 16 * lh), hm1 = vld1q_u8(x1->hmask + 16 * lh);
-            const uint8x16_t hl = PL_SUFFIX(mm_zlo_u)(hm0, hm1), hh = PL_SUFFIX(mm_zhi_u)(hm0, hm1);
-            for (int h = 0; h < 2; h++) {
-                const uint8x16_t q0 = vld1q_u8(x0->qs + 32 * h + 16 * lh), q1 = vld1q_u8(x1->qs + 32 * h + 16 * lh);
-                const uint8x16_t zl = PL_SUFFIX(mm_zlo_u)(q0, q1), zh = PL_SUFFIX(mm_zhi_u)(q0, q1);
-                for (int q = 0; q < 4; q++) {
-                    const int j = 8 * h + 2 * q + lh;
-                    const int8x16_t wl = PL_SUFFIX(q3_values)(zl, hl, h, q), wh = PL_SUFFIX(q3_values)(zh, hh, h, q);
-                    const int32x4_t sc = PL_SUFFIX(mm_scale_s2)(sct, j, 16 + j);
-                    for (int p = 0; p < NP; p++) {
-                        const int32x4_t s =
-                            PL_SUFFIX(mm16)(vdupq_n_s32(0), wl, wh,
-                                            vld1q_s8(PL_MM_Q8K(a, as, 2 * p)[i].qs + 128 * h + 32 * q + 16 * lh),
-                                            vld1q_s8(PL_MM_Q8K(a, as, 2 * p + 1)[i].qs + 128 * h + 32 * q + 16 * lh));
-                        isum[p] = vmlaq_s32(isum[p], s, sc);
-                    }
-                }
-            }
-        }
-        const float32x4_t xd = PL_SUFFIX(mm_rows2)(PL_SUFFIX(mm_f16)(&x0->d), PL_SUFFIX(mm_f16)(&x1->d));
+        if (type == PL_TYPE_Q4_K || type == PL_TYPE_Q5_K)
+            PL_SUFFIX(q45_mm)(w, ws, a, as, i, type == PL_TYPE_Q5_K, isum, summs, d, dm);
+        else if (type == PL_TYPE_Q6_K)
+            PL_SUFFIX(q6_K_mm)(w, ws, a, as, i, isum, d);
+        else if (type == PL_TYPE_Q2_K)
+            PL_SUFFIX(q2_K_mm)(w, ws, a, as, i, isum, summs, d, dm);
+        else
+            PL_SUFFIX(q3_K_mm)(w, ws, a, as, i, isum, d);
         for (int p = 0; p < NP; p++) {
-            const float32x4_t yd = PL_SUFFIX(mm_cols2)(PL_MM_Q8K(a, as, 2 * p)[i].d, PL_MM_Q8K(a, as, 2 * p + 1)[i].d);
-            acc[p] = PL_SUFFIX(kq_fmav)(acc[p], vmulq_f32(xd, yd), isum[p]);
+            acc[p] = PL_SUFFIX(kq_fmav)(acc[p], d[p], isum[p]);
+            if (mins)
+                accm[p] = PL_SUFFIX(kq_fmav)(accm[p], dm[p], summs[p]);
         }
     }
     for (int p = 0; p < NP; p++)
-        PL_SUFFIX(mm_store)(y, ys, 2 * p, acc[p]);
+        PL_SUFFIX(mm_store)(y, ys, 2 * p, mins ? vsubq_f32(acc[p], accm[p]) : acc[p]);
 }
 
-static float PL_SUFFIX(q3_K_dot)(int64_t n, const void *w, const void *a) {
-    float r;
-    PL_SUFFIX(q3_K_sdot)(n, w, 0, a, &r, 1);
-    return r;
-}
-static void PL_SUFFIX(q3_K_rows)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
-    PL_SUFFIX(q3_K_sdot)(n, w, ws, a, y, PL_DOT_ROWS);
-}
+/* vec_dot, the rows kernel and the tile of k-quant T (type id TYPE) */
+#define PL_MM_KQ_KERNELS(T, TYPE)                                                                                    \
+    static float PL_SUFFIX(T##_dot)(int64_t n, const void *w, const void *a) {                                       \
+        float r;                                                                                                     \
+        PL_SUFFIX(kq_sdot)(n, w, 0, a, &r, 1, TYPE);                                                                 \
+        return r;                                                                                                    \
+    }                                                                                                                \
+    static void PL_SUFFIX(T##_rows)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,         \
+                                    size_t ys) {                                                                     \
+        PL_SUFFIX(kq_sdot)(n, w, ws, a, y, PL_DOT_ROWS, TYPE);                                                       \
+    }                                                                                                                \
+    static void PL_SUFFIX(T##_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,         \
+                                    size_t ys) {                                                                     \
+        PL_SUFFIX(kq_tile)(n, w, ws, a, as, y, ys, TYPE);                                                            \
+    }
+
+PL_MM_KQ_KERNELS(q4_K, PL_TYPE_Q4_K)
+PL_MM_KQ_KERNELS(q5_K, PL_TYPE_Q5_K)
+PL_MM_KQ_KERNELS(q6_K, PL_TYPE_Q6_K)
+PL_MM_KQ_KERNELS(q2_K, PL_TYPE_Q2_K)
+PL_MM_KQ_KERNELS(q3_K, PL_TYPE_Q3_K)
+#undef PL_MM_KQ_KERNELS
 
 /* ---- fill -------------------------------------------------------------- */
 
