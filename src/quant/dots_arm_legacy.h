@@ -33,18 +33,6 @@ enum { PL_LEG_Q4_0, PL_LEG_Q4_1, PL_LEG_Q5_0, PL_LEG_Q5_1, PL_LEG_Q8_0, PL_LEG_I
 
 /* ---- small helpers ----------------------------------------------------- */
 
-/* [a0 * b0, a1 * b1] of four f16 values (exact conversions, one rounding
- * per product) */
-PL_ALWAYS_INLINE float32x2_t PL_SUFFIX(leg_mul2_f16)(const uint16_t *a0, const uint16_t *a1, const uint16_t *b0,
-                                                     const uint16_t *b1) {
-    uint16x4_t h = vld1_dup_u16(a0);
-    h = vld1_lane_u16(a1, h, 1);
-    h = vld1_lane_u16(b0, h, 2);
-    h = vld1_lane_u16(b1, h, 3);
-    const float32x4_t f = vcvt_f32_f16(vreinterpret_f16_u16(h));
-    return vmul_f32(vget_low_f32(f), vget_high_f32(f));
-}
-
 /* four f16 values (one per pointer) -> f32 lanes 0..3 */
 PL_ALWAYS_INLINE float32x4_t PL_SUFFIX(leg_f16x4)(const uint16_t *p0, const uint16_t *p1, const uint16_t *p2,
                                                   const uint16_t *p3) {
@@ -53,6 +41,14 @@ PL_ALWAYS_INLINE float32x4_t PL_SUFFIX(leg_f16x4)(const uint16_t *p0, const uint
     h = vld1_lane_u16(p2, h, 2);
     h = vld1_lane_u16(p3, h, 3);
     return vcvt_f32_f16(vreinterpret_f16_u16(h));
+}
+
+/* [a0 * b0, a1 * b1] of four f16 values (exact conversions, one rounding
+ * per product) */
+PL_ALWAYS_INLINE float32x2_t PL_SUFFIX(leg_mul2_f16)(const uint16_t *a0, const uint16_t *a1, const uint16_t *b0,
+                                                     const uint16_t *b1) {
+    const float32x4_t f = PL_SUFFIX(leg_f16x4)(a0, a1, b0, b1);
+    return vmul_f32(vget_low_f32(f), vget_high_f32(f));
 }
 
 /* a + b * c, one rounding (lane 0 of a vector FMA) */
@@ -246,17 +242,15 @@ PL_ALWAYS_INLINE float PL_SUFFIX(leg_dot)(const int kind, int64_t n, const void 
     return even + odd;
 }
 
-static float PL_SUFFIX(leg_dot_q4_0)(int64_t n, const void *w, const void *a) { return PL_SUFFIX(leg_dot)(PL_LEG_Q4_0, n, w, a); }
-static float PL_SUFFIX(leg_dot_q4_1)(int64_t n, const void *w, const void *a) { return PL_SUFFIX(leg_dot)(PL_LEG_Q4_1, n, w, a); }
-static float PL_SUFFIX(leg_dot_q5_0)(int64_t n, const void *w, const void *a) { return PL_SUFFIX(leg_dot)(PL_LEG_Q5_0, n, w, a); }
-static float PL_SUFFIX(leg_dot_q5_1)(int64_t n, const void *w, const void *a) { return PL_SUFFIX(leg_dot)(PL_LEG_Q5_1, n, w, a); }
-static float PL_SUFFIX(leg_dot_q8_0)(int64_t n, const void *w, const void *a) { return PL_SUFFIX(leg_dot)(PL_LEG_Q8_0, n, w, a); }
-static float PL_SUFFIX(leg_dot_iq4_nl)(int64_t n, const void *w, const void *a) {
-    return PL_SUFFIX(leg_dot)(PL_LEG_IQ4_NL, n, w, a);
-}
-static float PL_SUFFIX(leg_dot_mxfp4)(int64_t n, const void *w, const void *a) {
-    return PL_SUFFIX(leg_dot)(PL_LEG_MXFP4, n, w, a);
-}
+/* X(name, KIND) for the seven types: leg_dot_<name> = leg_dot(PL_LEG_<KIND>),
+ * the vec_dot of t[PL_TYPE_<KIND>] */
+#define PL_LEG_FOR_TYPES(X)                                                                                             \
+    X(q4_0, Q4_0) X(q4_1, Q4_1) X(q5_0, Q5_0) X(q5_1, Q5_1) X(q8_0, Q8_0) X(iq4_nl, IQ4_NL) X(mxfp4, MXFP4)
+#define PL_LEG_DOT_FN(name, KIND)                                                                                       \
+    static float PL_SUFFIX(leg_dot_##name)(int64_t n, const void *w, const void *a) {                                   \
+        return PL_SUFFIX(leg_dot)(PL_LEG_##KIND, n, w, a);                                                              \
+    }
+PL_LEG_FOR_TYPES(PL_LEG_DOT_FN)
 
 /* ---- q8_0 tile (2 weight rows x 4 activation columns) and rows (8 x 1) --- */
 
@@ -265,6 +259,14 @@ static float PL_SUFFIX(leg_dot_mxfp4)(int64_t n, const void *w, const void *a) {
 
 /* block i of q8_0 row at base + r * stride */
 #define PL_LEG_Q8_0_AT(base, stride, r, i) ((const pl_block_q8_0 *)((const uint8_t *)(base) + (size_t)(r) * (stride)) + (i))
+
+/* the next block's parity: swap the 2 vectors of accumulators cur and oth */
+PL_ALWAYS_INLINE void PL_SUFFIX(leg_swap2)(float32x4_t *cur, float32x4_t *oth) {
+    for (int k = 0; k < 2; k++) {
+        const float32x4_t t = cur[k];
+        cur[k] = oth[k], oth[k] = t;
+    }
+}
 
 /* One block i of the 2 x 4 tile: acc[r] lane c = entry (r, c)'s
  * accumulator of this block's parity; the operations per entry are
@@ -296,10 +298,7 @@ static void PL_SUFFIX(leg_q8_0_tile)(int64_t n, const void *w, size_t ws, const 
     float32x4_t cur[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)}, oth[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
     for (int64_t i = 0; i < nb; i++) {
         PL_SUFFIX(leg_q8_0_tile_block)(w, ws, a, as, i, cur);
-        for (int r = 0; r < 2; r++) {
-            const float32x4_t t = cur[r];
-            cur[r] = oth[r], oth[r] = t;
-        }
+        PL_SUFFIX(leg_swap2)(cur, oth);
     }
     float r0[4], r1[4]; /* even + odd (the add commutes) */
     vst1q_f32(r0, vaddq_f32(cur[0], oth[0]));
@@ -332,24 +331,17 @@ static void PL_SUFFIX(leg_q8_0_rows)(int64_t n, const void *w, size_t ws, const 
     float32x4_t cur[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)}, oth[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
     for (int64_t i = 0; i < nb; i++) {
         PL_SUFFIX(leg_q8_0_rows_block)(w, ws, yb, i, cur);
-        for (int h = 0; h < 2; h++) {
-            const float32x4_t t = cur[h];
-            cur[h] = oth[h], oth[h] = t;
-        }
+        PL_SUFFIX(leg_swap2)(cur, oth);
     }
     vst1q_f32(y, vaddq_f32(cur[0], oth[0]));
     vst1q_f32(y + 4, vaddq_f32(cur[1], oth[1]));
 }
 
+#define PL_LEG_SET_DOT(name, KIND) t[PL_TYPE_##KIND].vec_dot = PL_SUFFIX(leg_dot_##name);
 static void PL_SUFFIX(fill_legacy)(pl_quant_kernel_set *t) {
-    t[PL_TYPE_Q4_0].vec_dot = PL_SUFFIX(leg_dot_q4_0);
-    t[PL_TYPE_Q4_1].vec_dot = PL_SUFFIX(leg_dot_q4_1);
-    t[PL_TYPE_Q5_0].vec_dot = PL_SUFFIX(leg_dot_q5_0);
-    t[PL_TYPE_Q5_1].vec_dot = PL_SUFFIX(leg_dot_q5_1);
-    t[PL_TYPE_IQ4_NL].vec_dot = PL_SUFFIX(leg_dot_iq4_nl);
-    t[PL_TYPE_MXFP4].vec_dot = PL_SUFFIX(leg_dot_mxfp4);
+    PL_LEG_FOR_TYPES(PL_LEG_SET_DOT)
+    /* q8_0 (vec_dot set above) also has the tile and rows kernels */
     pl_quant_kernel_set *q8 = &t[PL_TYPE_Q8_0];
-    q8->vec_dot = PL_SUFFIX(leg_dot_q8_0);
     q8->vec_dot_tile = PL_SUFFIX(leg_q8_0_tile);
     q8->tile_rows = PL_LEG_Q8_0_TILE_ROWS;
     q8->tile_cols = PL_LEG_Q8_0_TILE_COLS;

@@ -305,12 +305,7 @@ PL_DOT_AND_TILE(dot_q3_K, PL_SUFFIX(q3_K_cols))
  * mins 8-15). */
 static inline __m256i PL_SUFFIX(q45k_scales_mins)(const uint8_t *packed) {
     uint32_t u[4];
-    memcpy(u, packed, 12);
-    u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-    const uint32_t uaux = u[1] & 0x3f3f3f3f;
-    u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-    u[2] = uaux;
-    u[0] &= 0x3f3f3f3f;
+    pl_k4_scales_mins_words(packed, u);
     return _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
 }
 

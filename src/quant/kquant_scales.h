@@ -7,6 +7,7 @@
 #define PL_QUANT_KQUANT_SCALES_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* q3_K: sc[k] in [0, 63]; the scale is sc[k] - 32.  Low 4 bits in the
  * nibbles of bytes 0..7, high 2 bits in bytes 8..11. */
@@ -27,6 +28,18 @@ static inline void pl_k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t 
         *d = (uint8_t)((q[j + 4] & 0xf) | ((q[j - 4] >> 6) << 4));
         *m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
     }
+}
+
+/* q4_K/q5_K: all 8 scales and 8 mins at once, llama.cpp's 32-bit
+ * unpacking: bytes 0-7 of u are the scales, bytes 8-15 the mins (the SIMD
+ * kernels widen them from there). */
+static inline void pl_k4_scales_mins_words(const uint8_t packed[12], uint32_t u[4]) {
+    memcpy(u, packed, 12);
+    u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+    const uint32_t uaux = u[1] & 0x3f3f3f3f;
+    u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+    u[2] = uaux;
+    u[0] &= 0x3f3f3f3f;
 }
 
 #endif
