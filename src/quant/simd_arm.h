@@ -18,7 +18,7 @@
  * SDOT; without it two widening multiplies and pairwise adds.  The lanes'
  * split of the 16 products differs between the two, their sum does not (all
  * of it is exact integer arithmetic), and callers only use the sum of the
- * four lanes or feed it to vaddvq_s32. */
+ * four lanes (vaddvq_s32) or scale whole lanes by one factor. */
 PL_ALWAYS_INLINE int32x4_t pl_dot_s8(int32x4_t acc, int8x16_t a, int8x16_t b) {
 #if defined(__ARM_FEATURE_DOTPROD)
     return vdotq_s32(acc, a, b);
@@ -28,24 +28,6 @@ PL_ALWAYS_INLINE int32x4_t pl_dot_s8(int32x4_t acc, int8x16_t a, int8x16_t b) {
     return vpadalq_s16(vpadalq_s16(acc, lo), hi);
 #endif
 }
-
-/* The same lane layout as SDOT (lane i = bytes 4i..4i+3) in both builds,
- * for callers that combine the lanes with per-lane scales. */
-PL_ALWAYS_INLINE int32x4_t pl_dot_s8_lanes(int32x4_t acc, int8x16_t a, int8x16_t b) {
-#if defined(__ARM_FEATURE_DOTPROD)
-    return vdotq_s32(acc, a, b);
-#else
-    const int16x8_t lo = vmull_s8(vget_low_s8(a), vget_low_s8(b));
-    const int16x8_t hi = vmull_high_s8(a, b);
-    /* pairs -> int32 (bytes 2k, 2k+1), then pairs of pairs */
-    const int32x4_t plo = vpaddlq_s16(lo), phi = vpaddlq_s16(hi);
-    return vaddq_s32(acc, vpaddq_s32(plo, phi));
-#endif
-}
-
-/* Sum of the 4 floats of v: (v0 + v1) + (v2 + v3) -- vaddvq_f32's pairwise
- * order, written out so every file states the order it relies on. */
-PL_ALWAYS_INLINE float pl_hsum_f32(float32x4_t v) { return vaddvq_f32(v); }
 
 /* f16 bits -> f32 (exact; FCVTL is Armv8.0-A) */
 PL_ALWAYS_INLINE float32x4_t pl_f16x4_to_f32(const uint16_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
