@@ -2,7 +2,8 @@
  * llama.h -- the decoder-only family that llama, qwen2 and qwen3 share:
  * hyperparameters and weights as named in the GGUF file.  The variants
  * differ only in which optional tensors exist (qwen2: Q/K/V biases; qwen3:
- * per-head Q/K RMSNorm) and in the rotary mode (llama: adjacent pairs;
+ * per-head Q/K RMSNorm; qwen3vl: qwen3's tensors, multi-axis rotary
+ * sections and DeepStack) and in the rotary mode (llama: adjacent pairs;
  * qwen: split halves).
  */
 #ifndef PL_MODEL_LLAMA_H
@@ -18,6 +19,12 @@ typedef struct pl_llama_hparams {
     int64_t n_ctx_train;
     float rms_eps;
     float attn_scale; /* 1/sqrt(head_dim) unless the file says otherwise */
+    /* qwen3vl: rotary pairs per position axis (time, height, width, extra;
+     * rope.dimension_sections) and the DeepStack feature sets added to the
+     * first layers' outputs.  A text token's axes all hold its position, so
+     * for text the rotation is qwen3's; both matter once images come. */
+    int32_t rope_sections[4];
+    int64_t n_deepstack;
 } pl_llama_hparams;
 
 /* One transformer block.  Vectors (norm weights, biases) are f32; a bias
@@ -47,6 +54,6 @@ typedef struct pl_llama {
 void pl_llama_forward(const pl_model *m, struct pl_forward *f);
 uint64_t pl_llama_scratch_floats(const pl_model *m, int64_t n_batch);
 
-extern const pl_arch pl_arch_llama, pl_arch_qwen2, pl_arch_qwen3;
+extern const pl_arch pl_arch_llama, pl_arch_qwen2, pl_arch_qwen3, pl_arch_qwen3vl;
 
 #endif

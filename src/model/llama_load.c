@@ -1,6 +1,6 @@
 /*
- * llama_load.c -- read the hyperparameters of a llama / qwen2 / qwen3
- * checkpoint and bind its tensors, checking every shape and type against
+ * llama_load.c -- read the hyperparameters of a llama / qwen2 / qwen3 /
+ * qwen3vl checkpoint and bind its tensors, checking every shape and type against
  * them, so that the graph never meets a tensor it did not expect.  Weight
  * matrices stay where they are in the mapping; only small vectors stored
  * in f16/bf16 are copied out to f32.
@@ -112,6 +112,34 @@ static pocketllm_status vector(const loader *ld, const char *name, int64_t n, bo
     return POCKETLLM_OK;
 }
 
+/* qwen3vl: the rotary sections (required, as llama.cpp requires them:
+ * four counts of rotary pairs, covering at most the rotated dimensions) and
+ * the DeepStack count (at most the layer count). */
+static pocketllm_status read_vl_hparams(loader *ld) {
+    pl_llama_hparams *hp = &ld->L->hp;
+    char key[160];
+    snprintf(key, sizeof key, "%s.rope.dimension_sections", ld->arch);
+    const pocketllm_gguf_value *v = pl_gguf_get(ld->m->gguf, key);
+    if (!v) return pl_fail(POCKETLLM_ERR_FORMAT, "missing hyperparameter %s", key);
+    const uint64_t n = pocketllm_gguf_array_len(v);
+    if (pocketllm_gguf_value_type(v) != POCKETLLM_GGUF_ARRAY || n < 3 || n > 4)
+        return pl_fail(POCKETLLM_ERR_FORMAT, "%s must be an array of 3 or 4 integers", key);
+    int64_t sum = 0;
+    for (uint64_t i = 0; i < 4; i++) {
+        int64_t x = 0;
+        if (i < n && pocketllm_gguf_value_i64(pocketllm_gguf_array_get(v, i), &x))
+            return pl_fail(POCKETLLM_ERR_FORMAT, "%s[%llu] is not an integer", key, (unsigned long long)i);
+        if (x < 0 || x > PL_MAX_HEAD_DIM) return pl_fail(POCKETLLM_ERR_FORMAT, "%s[%llu] = %lld is out of range", key,
+                                                          (unsigned long long)i, (long long)x);
+        hp->rope_sections[i] = (int32_t)x;
+        sum += x;
+    }
+    if (sum == 0 || 2 * sum > ld->L->rope.n_rot)
+        return pl_fail(POCKETLLM_ERR_FORMAT, "%s sums to %lld rotary pairs; the heads rotate %lld", key, (long long)sum,
+                       (long long)(ld->L->rope.n_rot / 2));
+    return get_int(ld, "n_deepstack_layers", false, 0, 0, (uint64_t)hp->n_layer, &hp->n_deepstack);
+}
+
 static pocketllm_status read_hparams(loader *ld) {
     pl_llama_hparams *hp = &ld->L->hp;
     pocketllm_status st;
@@ -161,13 +189,15 @@ static pocketllm_status read_hparams(loader *ld) {
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "rope scaling '%s' is not supported (none and linear are)", scaling);
     rp->freq_scale = factor == 0.0f || (scaling && strcmp(scaling, "none") == 0) ? 1.0f : 1.0f / factor;
     rp->mode = strcmp(ld->arch, "llama") == 0 ? PL_ROPE_NORMAL : PL_ROPE_NEOX;
+    if (!strcmp(ld->arch, "qwen3vl")) return read_vl_hparams(ld);
     return POCKETLLM_OK;
 }
 
 static pocketllm_status bind_layer(loader *ld, int64_t il, pl_llama_layer *ly) {
     const pl_llama_hparams *hp = &ld->L->hp;
     const int64_t q_dim = hp->n_head * hp->head_dim, kv_dim = hp->n_head_kv * hp->head_dim;
-    const bool llama = strcmp(ld->arch, "llama") == 0, qwen3 = strcmp(ld->arch, "qwen3") == 0;
+    const bool llama = strcmp(ld->arch, "llama") == 0;
+    const bool qwen3 = strcmp(ld->arch, "qwen3") == 0 || strcmp(ld->arch, "qwen3vl") == 0;
     char name[96];
     pocketllm_status st;
 #define NAME(suffix) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)il), name)
@@ -265,5 +295,15 @@ const pl_arch pl_arch_qwen2 = {
 
 const pl_arch pl_arch_qwen3 = {
     "qwen3", "Qwen3: as qwen2 without biases, with RMSNorm of each Q/K head before rotary",
+    llama_load, llama_unload, pl_llama_forward, pl_llama_scratch_floats,
+};
+
+/* Qwen3-VL's text model.  Text alone: every position axis holds the token's
+ * position, so the multi-axis rotation equals qwen3's (bit for bit, as
+ * ggml computes both), and DeepStack adds the zeros llama.cpp pads token
+ * embeddings with.  Images (their positions and DeepStack features) are
+ * not read yet. */
+const pl_arch pl_arch_qwen3vl = {
+    "qwen3vl", "Qwen3-VL text model: qwen3 with multi-axis rotary sections and DeepStack (text prompts)",
     llama_load, llama_unload, pl_llama_forward, pl_llama_scratch_floats,
 };

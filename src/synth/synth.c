@@ -27,19 +27,23 @@
 typedef struct shape {
     const char *name, *summary;
     uint32_t n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx;
+    const char *arch; /* the shape's own architecture (NULL: qwen3 unless --arch says otherwise) */
 } shape;
 
 static const shape shapes[] = {
-    {"tiny", "4 layers of 64, 4 heads (2 KV) of 16, for fast tests", 64, 4, 4, 2, 16, 192, 0, 4096},
-    {"small", "6 layers of 256, 8 heads (4 KV) of 32", 256, 6, 8, 4, 32, 704, 0, 4096},
+    {"tiny", "4 layers of 64, 4 heads (2 KV) of 16, for fast tests", 64, 4, 4, 2, 16, 192, 0, 4096, NULL},
+    {"small", "6 layers of 256, 8 heads (4 KV) of 32", 256, 6, 8, 4, 32, 704, 0, 4096, NULL},
     {"qwen3-0.6b", "Qwen3-0.6B: 28 layers of 1024, 16 heads (8 KV) of 128, FFN 3072", 1024, 28, 16, 8, 128, 3072,
-     151936, 40960},
+     151936, 40960, NULL},
     {"qwen3-1.7b", "Qwen3-1.7B: 28 layers of 2048, 16 heads (8 KV) of 128, FFN 6144", 2048, 28, 16, 8, 128, 6144,
-     151936, 40960},
+     151936, 40960, NULL},
     {"qwen3-4b", "Qwen3-4B: 36 layers of 2560, 32 heads (8 KV) of 128, FFN 9728", 2560, 36, 32, 8, 128, 9728, 151936,
-     40960},
+     40960, NULL},
     {"qwen3-8b", "Qwen3-8B: 36 layers of 4096, 32 heads (8 KV) of 128, FFN 12288", 4096, 36, 32, 8, 128, 12288,
-     151936, 40960},
+     151936, 40960, NULL},
+    /* the text model of Qwen3-VL-2B-Instruct (its config.json text_config) */
+    {"qwen3vl-2b", "Qwen3-VL-2B text: 28 layers of 2048, 16 heads (8 KV) of 128, FFN 6144, M-RoPE, 3 DeepStack",
+     2048, 28, 16, 8, 128, 6144, 151936, 262144, "qwen3vl"},
 };
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -49,14 +53,16 @@ const char *pocketllm_synth_shape_summary(uint32_t i) { return i < N_SHAPES ? sh
 pocketllm_synth_params pocketllm_synth_default_params(void) {
     pocketllm_synth_params p;
     memset(&p, 0, sizeof p);
-    p.arch = "qwen3";
+    p.arch = NULL; /* the shape's architecture, else qwen3 */
     p.type = PL_TYPE_F32;
     return p;
 }
 
 /* The resolved configuration. */
 typedef struct config {
-    bool qwen3;
+    const char *arch; /* qwen3, qwen3vl or llama */
+    bool qwen3;       /* per-head Q/K norm: qwen3 and qwen3vl */
+    bool vl;          /* qwen3vl: M-RoPE sections and DeepStack count */
     shape s;
     uint32_t type;
     bool untied;
@@ -64,16 +70,19 @@ typedef struct config {
 
 static pocketllm_status resolve(const pocketllm_synth_params *p, config *c) {
     memset(c, 0, sizeof *c);
-    const char *arch = p->arch ? p->arch : "qwen3";
-    if (strcmp(arch, "qwen3") && strcmp(arch, "llama"))
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: unknown architecture '%s' (qwen3 or llama)", arch);
-    c->qwen3 = strcmp(arch, "qwen3") == 0;
+    const shape *named = NULL;
+    for (size_t i = 0; p->shape && i < N_SHAPES && !named; i++)
+        if (!strcmp(shapes[i].name, p->shape)) named = &shapes[i];
+    /* a shape of another architecture brings its own unless --arch names one */
+    const char *arch = p->arch ? p->arch : named && named->arch ? named->arch : "qwen3";
+    if (strcmp(arch, "qwen3") && strcmp(arch, "qwen3vl") && strcmp(arch, "llama"))
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: unknown architecture '%s' (qwen3, qwen3vl or llama)", arch);
+    c->arch = arch;
+    c->vl = strcmp(arch, "qwen3vl") == 0;
+    c->qwen3 = c->vl || strcmp(arch, "qwen3") == 0;
     if (p->shape) {
-        const shape *found = NULL;
-        for (size_t i = 0; i < N_SHAPES && !found; i++)
-            if (!strcmp(shapes[i].name, p->shape)) found = &shapes[i];
-        if (!found) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: unknown shape '%s'", p->shape);
-        c->s = *found;
+        if (!named) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: unknown shape '%s'", p->shape);
+        c->s = *named;
     } else {
         c->s.name = "custom";
         c->s.n_ctx = 4096;
@@ -160,7 +169,7 @@ static size_t plan_tensors(const config *c, tensor_plan *t) {
 
 static pocketllm_status set_hparams(pocketllm_gguf_writer *w, const config *c, uint64_t seed) {
     const shape *s = &c->s;
-    const char *a = c->qwen3 ? "qwen3" : "llama";
+    const char *a = c->arch;
     char key[96], name[128];
     pocketllm_status st = pocketllm_gguf_writer_set_str(w, "general.architecture", a);
     snprintf(name, sizeof name, "synth %s %s seed %llu", a, s->name, (unsigned long long)seed);
@@ -186,9 +195,25 @@ static pocketllm_status set_hparams(pocketllm_gguf_writer *w, const config *c, u
     U32("attention.key_length", s->head_dim);
     U32("attention.value_length", s->head_dim);
     U32("rope.dimension_count", s->head_dim);
-    F32("rope.freq_base", c->qwen3 ? 1000000.0f : 10000.0f);
+    F32("rope.freq_base", c->vl ? 5000000.0f : c->qwen3 ? 1000000.0f : 10000.0f);
     F32("attention.layer_norm_rms_epsilon", c->qwen3 ? 1e-6f : 1e-5f);
     U32("vocab_size", s->n_vocab);
+    if (c->vl) {
+        /* M-RoPE: rotary pairs per axis (time, height, width, extra) in
+         * Qwen3-VL's proportions (24/20/20 of 64 pairs) -- what the
+         * converter writes as rope.dimension_sections -- and the DeepStack
+         * feature sets the vision tower adds to the first layers (3 for the
+         * real models; fewer than the layers: llama.cpp's graph cannot add
+         * one to the last layer, whose rows it has already cut to the
+         * outputs) */
+        const int32_t pairs = (int32_t)s->head_dim / 2, hw = pairs * 20 / 64;
+        const int32_t sections[4] = {pairs - 2 * hw, hw, hw, 0};
+        if (!st) {
+            snprintf(key, sizeof key, "%s.rope.dimension_sections", a);
+            st = pocketllm_gguf_writer_set_array(w, key, POCKETLLM_GGUF_INT32, sections, 4);
+        }
+        U32("n_deepstack_layers", s->n_layer <= 3 ? s->n_layer - 1 : 3);
+    }
 #undef U32
 #undef F32
     return st;
