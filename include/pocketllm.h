@@ -430,7 +430,7 @@ POCKETLLM_API pocketllm_status pocketllm_session_seq_truncate(pocketllm_session 
  * checkpoint at a real shape.  The output is deterministic: the same
  * parameters give the same bytes. */
 typedef struct pocketllm_synth_params {
-    const char *arch;          /* "qwen3" (default) or "llama" */
+    const char *arch;          /* "qwen3", "qwen3vl" or "llama"; NULL (default): the shape's own, else qwen3 */
     const char *shape;         /* a named shape (see pocketllm_synth_shape_name) or NULL */
     /* explicit dimensions; 0 keeps the named shape's value (all are
      * required when shape is NULL) */
@@ -453,6 +453,25 @@ POCKETLLM_API const char *pocketllm_synth_shape_summary(uint32_t i);
 POCKETLLM_API pocketllm_status pocketllm_synth_size(const pocketllm_synth_params *p, uint64_t *bytes);
 /* Write the checkpoint to path (atomically: nothing is left on failure). */
 POCKETLLM_API pocketllm_status pocketllm_synth(const pocketllm_synth_params *p, const char *path);
+
+/* The vision tower of a multimodal model -- an "mmproj" GGUF laid out as
+ * llama.cpp's converter writes it, which llama.cpp's libmtmd loads -- with
+ * random weights, at a named shape: "qwen3vl-2b" (Qwen3-VL-2B's vision
+ * encoder, patch merger and DeepStack mergers; its output width is 2048 x
+ * (1 + the DeepStack taps kept), which the text model's input width must
+ * equal).  Deterministic like pocketllm_synth; zero-initialise and set
+ * shape.  (ABI 2.1) */
+typedef struct pocketllm_synth_mmproj_params {
+    const char *shape;  /* "qwen3vl-2b" */
+    uint32_t type;      /* weight matrices: f32 (0) or f16 (1); norms, biases, position table stay f32 */
+    uint32_t n_layer;   /* vision blocks, 0 = the shape's; DeepStack taps past the last are dropped */
+    uint64_t seed;
+    void (*progress)(void *user, uint64_t done, uint64_t total); /* may be NULL */
+    void *progress_user;
+} pocketllm_synth_mmproj_params;
+
+/* Write the mmproj file to path (atomically).  (ABI 2.1) */
+POCKETLLM_API pocketllm_status pocketllm_synth_mmproj(const pocketllm_synth_mmproj_params *p, const char *path);
 
 /* ------------------------------------------------------------------ */
 /* Quantization: a checkpoint down the width ladder                    */

@@ -6,6 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   gcc make cmake pkg-config      # the build
+  g++                            # llama.cpp's libmtmd, compiled from the bundle for the oracle tests (scripts/install-mtmd.sh)
   clang libclang-rt-14-dev       # libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer
   libcjson-dev                   # JSON output of the CLI (and the server's requests)
   libmicrohttpd-dev              # the HTTP server of `pocketllm serve`

@@ -23,9 +23,15 @@ else
   # a failure here is not fatal: the oracle tests then fail with the reason
   ORACLE_DIR=$(bash scripts/install-oracle.sh) || { echo "install-oracle failed" >&2; ORACLE_DIR=; }
 fi
+MTMD_DIR=
+if [ -n "$ORACLE_DIR" ]; then
+  step "llama.cpp's libmtmd (the multimodal oracle)"
+  # not fatal either: only the tests that need libmtmd then fail, with the reason
+  MTMD_DIR=$(bash scripts/install-mtmd.sh "$ORACLE_DIR") || { echo "install-mtmd failed" >&2; MTMD_DIR=; }
+fi
 
 step "release build"
-PL_ORACLE_DIR=$ORACLE_DIR bash scripts/build.sh
+PL_ORACLE_DIR=$ORACLE_DIR PL_MTMD_DIR=$MTMD_DIR bash scripts/build.sh
 if [ "${POCKETLLM_NO_ARM64:-0}" = 1 ]; then
   echo "POCKETLLM_NO_ARM64=1: the ARM64 tests will report as skipped" >&2
 else

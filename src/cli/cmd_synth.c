@@ -32,6 +32,9 @@ int cmd_synth(int argc, char **argv) {
     pocketllm_synth_params p = pocketllm_synth_default_params();
     const char *out = NULL, *err = NULL, *v;
     bool quiet = false;
+    /* --mmproj: the shape's vision tower, beside or instead of the text model */
+    pocketllm_synth_mmproj_params mp = {.shape = NULL};
+    const char *mmproj = NULL;
     for (int i = 1; i < argc; i++) {
         int64_t n = 0;
         uint32_t *dim = NULL;
@@ -49,6 +52,8 @@ int cmd_synth(int argc, char **argv) {
             p.seed = (uint64_t)n;
         } else if (cli_opt(argc, argv, &i, "--vocab", &v, &err)) p.vocab_path = v;
         else if (cli_opt(argc, argv, &i, "--template", &v, &err)) p.template_path = v;
+        else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) mmproj = v;
+        else if (cli_opt(argc, argv, &i, "--vision-layers", &v, &err)) dim = &mp.n_layer;
         else if (cli_opt(argc, argv, &i, "--n-embd", &v, &err)) dim = &p.n_embd;
         else if (cli_opt(argc, argv, &i, "--n-layer", &v, &err)) dim = &p.n_layer;
         else if (cli_opt(argc, argv, &i, "--n-head", &v, &err)) dim = &p.n_head;
@@ -64,15 +69,27 @@ int cmd_synth(int argc, char **argv) {
             *dim = (uint32_t)n;
         }
     }
-    if (!out) return cli_usage("synth", "needs an OUT path");
-    if (!p.shape && !(p.n_embd && p.n_layer && p.n_head && p.n_head_kv && p.head_dim && p.n_ff))
+    if (!out && !mmproj) return cli_usage("synth", "needs an OUT path");
+    if (mp.n_layer && !mmproj) return cli_usage("synth", "--vision-layers needs --mmproj");
+    if (mmproj && !p.shape) return cli_usage("synth", "--mmproj needs --shape (qwen3vl-2b)");
+    if (out && !p.shape && !(p.n_embd && p.n_layer && p.n_head && p.n_head_kv && p.head_dim && p.n_ff))
         return cli_usage("synth", "needs --shape NAME or all of --n-embd --n-layer --n-head --n-head-kv --head-dim --n-ff");
     progress_state ps = {.last = -1, .tty = isatty(2)};
     if (!quiet) {
         p.progress = progress;
         p.progress_user = &ps;
     }
-    pocketllm_status st = pocketllm_synth(&p, out);
+    pocketllm_status st = POCKETLLM_OK;
+    if (mmproj) {
+        mp.shape = p.shape;
+        mp.type = p.type;
+        mp.seed = p.seed;
+        mp.progress = p.progress;
+        mp.progress_user = p.progress_user;
+        st = pocketllm_synth_mmproj(&mp, mmproj);
+        ps.last = -1;
+    }
+    if (!st && out) st = pocketllm_synth(&p, out);
     if (st) {
         if (!quiet && ps.tty && ps.last >= 0) fputc('\n', stderr);
         /* a bad --shape/--arch/dimension is the caller's mistake */

@@ -147,21 +147,28 @@ extern const char cmd_bench_usage[];
     CLI_DEVICE_HELP
 
 #define CMD_SYNTH_USAGE                                                                                  \
-    "usage: pocketllm synth [--arch qwen3|llama] --shape NAME [--type f32|f16|bf16] [--untied]\n"        \
+    "usage: pocketllm synth [--arch qwen3|qwen3vl|llama] --shape NAME [--type f32|f16|bf16] [--untied]\n"        \
     "                       [--seed N] [--vocab FILE.gguf] [--template FILE] [--quiet] OUT.gguf\n"       \
+    "       pocketllm synth --shape qwen3vl-2b [--mmproj MMPROJ.gguf [--vision-layers N]] [OUT.gguf]\n"  \
     "       pocketllm synth ... --n-embd N --n-layer N --n-head N --n-head-kv N --head-dim N --n-ff N OUT\n\n" \
     "Write a checkpoint with random weights at a model shape: to size and benchmark a shape before\n"   \
     "downloading it, and to test the engine at real shapes.  Same arguments, same bytes.\n\n"           \
     "Shapes: tiny, small (ours, for tests), qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b (the real\n"     \
-    "Qwen3 hyperparameters, vocabulary 151936).  Explicit dimensions override a named shape's\n"         \
+    "Qwen3 hyperparameters, vocabulary 151936), qwen3vl-2b (Qwen3-VL-2B's text model, arch qwen3vl).\n"  \
+    "Explicit dimensions override a named shape's\n"                                                      \
     "(e.g. --shape qwen3-8b --n-layer 2 keeps the 8B widths at two layers).\n\n"                          \
-    "  --arch A        qwen3 (default: per-head QK norm) or llama\n"                                       \
+    "  --arch A        qwen3 (per-head QK norm), qwen3vl (qwen3 with M-RoPE sections and DeepStack)\n"   \
+    "                  or llama; default: the shape's own, else qwen3\n"                                  \
     "  --type T        weight matrices in f32 (default), f16 or bf16; norm weights stay f32\n"              \
     "  --untied        write a separate output.weight (default: tied to token_embd)\n"                    \
     "  --seed N        generator seed (default 0)\n"                                                      \
     "  --vocab FILE    copy the tokenizer from this GGUF (e.g. a ggml-vocab-qwen2.gguf); default: a\n"    \
     "                  built-in byte-level vocabulary (256 bytes + 3 Qwen control tokens)\n"             \
     "  --template FILE embed this chat template as tokenizer.chat_template\n"                              \
+    "  --mmproj FILE   also (or only) write the shape's vision tower (qwen3vl-2b) as an mmproj GGUF,\n"  \
+    "                  laid out as llama.cpp's converter writes it (libmtmd loads it)\n"              \
+    "  --vision-layers N  vision blocks of --mmproj (default: all 24); DeepStack taps past the last\n"   \
+    "                  are dropped\n"                                                                     \
     "  --quiet         no progress on stderr\n"
 
 #define CMD_QUANTIZE_USAGE                                                                                \

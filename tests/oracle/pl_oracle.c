@@ -101,20 +101,8 @@
 #include "gguf/gguf.h"
 #include "llama.h"
 
-static void die(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "pl_oracle: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
-
-static void quiet_log(enum ggml_log_level level, const char *text, void *user) {
-    (void)user;
-    if (level == GGML_LOG_LEVEL_ERROR || getenv("PL_ORACLE_VERBOSE")) fputs(text, stderr);
-}
+#define PL_ORACLE_PROG "pl_oracle"
+#include "oracle_util.h"
 
 static void init_backends(void) {
     llama_log_set(quiet_log, NULL);

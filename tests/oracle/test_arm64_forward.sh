@@ -20,6 +20,10 @@ for cpu in "$ARM_CPU_NEON" "$ARM_CPU_DOTPROD" "$ARM_CPU_I8MM"; do
 done
 greedy_check "stories260K from BOS" "$STORIES" f32 0.002 48 --ids 1
 logits_check "stories260K from BOS" "$STORIES" f32 0.002 1e-5 "$GREEDY_IDS"
+# the qwen3vl text architecture (test_forward_qwen3vl.sh's small shape)
+expect_rc 0 "$BIN" synth --quiet --arch qwen3vl --n-embd 256 --n-layer 4 --n-head 4 --n-head-kv 2 --head-dim 64 \
+    --n-ff 512 --untied --seed 5 --type f16 "$PL_TMP/vl-f16.gguf" &&
+    greedy_check "qwen3vl small f16" "$PL_TMP/vl-f16.gguf" f16 0.01 32 --prompt "Once upon a time"
 
 # the ladder on the i8mm tier (ladder_lib.sh sources forward_lib.sh again:
 # PL_RUN_BIN stays the "max" wrapper)

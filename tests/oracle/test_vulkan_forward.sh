@@ -1,7 +1,8 @@
 # test_vulkan_forward.sh -- the forward pass on the Vulkan backend against
 # llama.cpp (CPU): stories260K with f16 and f32 caches, attention by
 # llama.cpp's default and flash arithmetic, batched and one token a pass;
-# random-weight qwen3 (tied and untied output) in f16 and q8_0.  The same
+# random-weight qwen3 (tied and untied output) in f16 and q8_0; the qwen3vl
+# text architecture in f16.  The same
 # comparisons and bounds as the CPU's tests (test_forward_stories.sh,
 # test_forward_flash.sh, test_forward_qwen3.sh): greedy ids identical up to
 # llama.cpp's first undecidable step, teacher-forced logits within the same
@@ -49,4 +50,10 @@ for tied in 1 0; do
     }
     rm -f "$base"-*.gguf
 done
+# the qwen3vl text architecture (test_forward_qwen3vl.sh's small shape)
+expect_rc 0 "$BIN" synth --quiet --arch qwen3vl --n-embd 256 --n-layer 4 --n-head 4 --n-head-kv 2 --head-dim 64 \
+    --n-ff 512 --untied --seed 5 --type f16 "$PL_TMP/vl-f16.gguf" && {
+    greedy_check "vulkan qwen3vl small f16" "$PL_TMP/vl-f16.gguf" f16 0.01 32 --prompt "Once upon a time"
+    logits_check "vulkan qwen3vl small f16" "$PL_TMP/vl-f16.gguf" f16 0.01 1e-3 "$GREEDY_IDS"
+}
 done_testing
