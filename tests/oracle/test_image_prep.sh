@@ -19,13 +19,7 @@
 # The vision tower is the 2-block Qwen3-VL-2B shape in f16 (the
 # preprocessing reads only its hyperparameters), paired with a one-layer
 # qwen3 text model: the widths match without a DeepStack tap.
-. "$(dirname "$0")/lib.sh"
-if [ -z "${PL_MTMD:-}" ] || [ ! -x "$PL_MTMD" ]; then
-    echo "FAIL: pl_mtmd (llama.cpp's libmtmd) is not built (PL_MTMD_DIR='${PL_MTMD_DIR:-}'); run" \
-         "scripts/install-mtmd.sh \"\$(scripts/install-oracle.sh)\" and configure with -DPL_MTMD_DIR=<its output>," \
-         "or set POCKETLLM_NO_ORACLE=1 to skip explicitly" >&2
-    exit 1
-fi
+. "$(dirname "$0")/mtmd_lib.sh"
 PREP=$PL_TOOLS/pl_image_prep
 [ -x "$PREP" ] || { echo "FAIL: no $PREP (a helper program of the build)" >&2; exit 1; }
 JPEG=$LLAMA_SRC/tools/mtmd/test-1.jpeg

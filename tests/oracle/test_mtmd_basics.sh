@@ -10,13 +10,7 @@
 # text model (arch qwen3vl, two layers, of which synth gives one DeepStack
 # input) takes 4096 wide inputs.  A 2-block tower has no tap left: 2048 wide, for a plain
 # qwen3 text model -- and libmtmd refuses a pair whose widths differ.
-. "$(dirname "$0")/lib.sh"
-if [ -z "${PL_MTMD:-}" ] || [ ! -x "$PL_MTMD" ]; then
-    echo "FAIL: pl_mtmd (llama.cpp's libmtmd) is not built (PL_MTMD_DIR='${PL_MTMD_DIR:-}'); run" \
-         "scripts/install-mtmd.sh \"\$(scripts/install-oracle.sh)\" and configure with -DPL_MTMD_DIR=<its output>," \
-         "or set POCKETLLM_NO_ORACLE=1 to skip explicitly" >&2
-    exit 1
-fi
+. "$(dirname "$0")/mtmd_lib.sh"
 IMAGE=$LLAMA_SRC/tools/mtmd/test-1.jpeg
 [ -f "$IMAGE" ] || { echo "FAIL: no $IMAGE in the llama.cpp bundle" >&2; exit 1; }
 TEXT_DIMS=(--n-embd 2048 --n-head 16 --n-head-kv 8 --head-dim 128 --n-ff 512 --quiet)
