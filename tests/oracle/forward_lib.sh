@@ -15,6 +15,8 @@
 #   other attention path (flash on instead of off, or off instead of on)
 #   chose differently.  Sets GREEDY_IDS to "prompt ids + llama.cpp's
 #   ids" for a later logits_check.
+# forward_check NAME MODEL KV MARGIN MAX_REL N
+#   greedy_check of N ids from "Once upon a time", then logits_check of them.
 # logits_check NAME MODEL KV MARGIN MAX_REL IDS
 #   Teacher-forced logits of every position: argmax agreement at every
 #   position where llama.cpp's margin exceeds MARGIN, and max |diff| within
@@ -77,4 +79,9 @@ logits_check() {
     ok
     echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}$RUN_TAG): $(head -1 "$t.cmp")" >&2
     [ $rc = 0 ] || fail "$name: teacher-forced logits disagree: $(cat "$t.cmp")"
+}
+
+forward_check() {
+    greedy_check "$1" "$2" "$3" "$4" "$6" --prompt "Once upon a time"
+    logits_check "$1" "$2" "$3" "$4" "$5" "$GREEDY_IDS"
 }

@@ -66,12 +66,7 @@ static void init_backends(void) {
     mtmd_log_set(quiet_log, nullptr);
     mtmd_helper_log_set(quiet_log, nullptr);
     llama_backend_init();
-    const char *dir = getenv("PL_ORACLE_LIBDIR");
-#ifdef PL_ORACLE_LIBDIR_DEFAULT
-    if (!dir) dir = PL_ORACLE_LIBDIR_DEFAULT;
-#endif
-    if (!dir) die("PL_ORACLE_LIBDIR is not set");
-    ggml_backend_load_all_from_path(dir);
+    load_backends();
 }
 
 static llama_model *load_text(const char *path) {

@@ -107,12 +107,7 @@
 static void init_backends(void) {
     llama_log_set(quiet_log, NULL);
     llama_backend_init();
-    const char *dir = getenv("PL_ORACLE_LIBDIR");
-#ifdef PL_ORACLE_LIBDIR_DEFAULT
-    if (!dir) dir = PL_ORACLE_LIBDIR_DEFAULT;
-#endif
-    if (!dir) die("PL_ORACLE_LIBDIR is not set");
-    ggml_backend_load_all_from_path(dir);
+    load_backends();
 }
 
 static void *read_all(const char *path, size_t *n) {

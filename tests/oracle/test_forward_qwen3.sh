@@ -7,11 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/forward_lib.sh"
 
-check() {
-    local name=$1 model=$2 kv=$3 margin=$4 rel=$5
-    greedy_check "$name" "$model" "$kv" "$margin" 48 --prompt "Once upon a time"
-    logits_check "$name" "$model" "$kv" "$margin" "$rel" "$GREEDY_IDS"
-}
+check() { forward_check "$@" 48; }
 
 # Near-tie margins and the largest logit difference allowed, per weight
 # type: each margin is at least twice the largest difference seen on these

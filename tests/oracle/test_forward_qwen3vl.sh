@@ -10,11 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/forward_lib.sh"
 
-check() {
-    local name=$1 model=$2 kv=$3 margin=$4 rel=$5
-    greedy_check "$name" "$model" "$kv" "$margin" 32 --prompt "Once upon a time"
-    logits_check "$name" "$model" "$kv" "$margin" "$rel" "$GREEDY_IDS"
-}
+check() { forward_check "$@" 32; }
 
 small=(--arch qwen3vl --n-embd 256 --n-layer 4 --n-head 4 --n-head-kv 2 --head-dim 64 --n-ff 512 --untied --seed 5)
 for type in f32 f16; do
