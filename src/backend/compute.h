@@ -53,6 +53,10 @@ typedef struct pl_compute_ops {
     void (*mul)(pl_compute *c, const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
     void (*scale)(pl_compute *c, const float *x, float s, float *y, int64_t n);
     void (*silu_mul)(pl_compute *c, const float *g, const float *u, float *y, int64_t n);
+    /* pl_ref_layer_norm / pl_ref_gelu (the vision tower's) */
+    void (*layer_norm)(pl_compute *c, const float *x, const float *w, const float *b, float *y, int64_t rows,
+                       int64_t n, float eps);
+    void (*gelu)(pl_compute *c, const float *x, float *y, int64_t n);
     void (*softmax)(pl_compute *c, const float *x, float *y, int64_t rows, int64_t n);
     void (*rope)(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
                  int64_t head_dim, const int32_t *pos);
@@ -121,6 +125,16 @@ static inline void pl_add(pl_compute *c, const float *a, const float *b, float *
 }
 static inline void pl_silu_mul(pl_compute *c, const float *g, const float *u, float *y, int64_t n) {
     if (!c->status) c->ops->silu_mul(c, g, u, y, n);
+}
+static inline void pl_layer_norm(pl_compute *c, const float *x, const float *w, const float *b, float *y,
+                                 int64_t rows, int64_t n, float eps) {
+    if (!c->status) c->ops->layer_norm(c, x, w, b, y, rows, n, eps);
+}
+static inline void pl_gelu(pl_compute *c, const float *x, float *y, int64_t n) {
+    if (!c->status) c->ops->gelu(c, x, y, n);
+}
+static inline void pl_scale(pl_compute *c, const float *x, float s, float *y, int64_t n) {
+    if (!c->status) c->ops->scale(c, x, s, y, n);
 }
 static inline void pl_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok,
                            int64_t n_head, int64_t head_dim, const int32_t *pos) {

@@ -20,9 +20,13 @@ static const pl_op_desc pl_ops[PL_OP_COUNT] = {
     [PL_OP_ROPE_NEOX] = {"rope_neox", "rotary position embedding on split halves (qwen)", false},
     [PL_OP_SILU_MUL] = {"silu_mul", "silu(gate) * up (SwiGLU feed-forward)", false},
     [PL_OP_SOFTMAX] = {"softmax", "numerically stable softmax over a row", false},
-    [PL_OP_ATTENTION] = {"attention", "causal grouped-query attention over the KV cache", false},
+    [PL_OP_ATTENTION] = {"attention", "grouped-query attention over the KV cache, causal or full (vision)", false},
     [PL_OP_KV_STORE] = {"kv_store", "write key/value rows into the cache in its type", false},
     [PL_OP_ARGMAX] = {"argmax", "index of the largest value of a row", false},
+    [PL_OP_LAYER_NORM] = {"layer_norm", "(x - mean) / sqrt(variance + eps) * weight + bias", false},
+    [PL_OP_GELU] = {"gelu", "gelu(x), the tanh approximation through an f16 table (llama.cpp's CPU)", false},
+    [PL_OP_ROPE_VISION] = {"rope_vision", "rotary position embedding over 2-D patch positions (Qwen2/3-VL vision)", false},
+    [PL_OP_ROPE_IMROPE] = {"rope_imrope", "interleaved multi-axis rotary position embedding (Qwen3-VL text)", false},
 };
 
 const pl_op_desc *pl_op_get(uint32_t op) { return op < PL_OP_COUNT ? &pl_ops[op] : NULL; }

@@ -22,9 +22,13 @@ typedef enum pl_op {
     PL_OP_ROPE_NEOX,   /* rotary embedding on split halves (qwen) */
     PL_OP_SILU_MUL,    /* silu(gate) * up (SwiGLU) */
     PL_OP_SOFTMAX,     /* numerically stable softmax over a row */
-    PL_OP_ATTENTION,   /* causal grouped-query attention against the KV cache */
+    PL_OP_ATTENTION,   /* grouped-query attention against the KV cache: causal, or full (a tower) */
     PL_OP_KV_STORE,    /* write K/V rows into the cache (f32 -> cache type) */
     PL_OP_ARGMAX,      /* index of the largest value of a row */
+    PL_OP_LAYER_NORM,  /* (x - mean) / sqrt(var + eps) * w + b */
+    PL_OP_GELU,        /* gelu(x), tanh approximation through an f16 table */
+    PL_OP_ROPE_VISION, /* rotary embedding on 2-D positions, independent sections (Qwen2/3-VL tower) */
+    PL_OP_ROPE_IMROPE, /* interleaved multi-axis rotary embedding (Qwen3-VL text) */
     PL_OP_COUNT
 } pl_op;
 

@@ -22,17 +22,32 @@
  * theta_i = pos * freq_scale * freq_base^(-2i/n_rot) / freq_factors[i].
  * NORMAL rotates adjacent elements (2i, 2i+1) -- llama; NEOX rotates
  * (i, i + n_rot/2) -- qwen.  Elements at n_rot and beyond pass through. */
-enum { PL_ROPE_NORMAL = 0, PL_ROPE_NEOX = 2 };
+enum { PL_ROPE_NORMAL = 0, PL_ROPE_NEOX = 2, PL_ROPE_VISION = 24, PL_ROPE_MROPE_INTERLEAVED = 40 };
+/* The multi-axis modes (the values are ggml's GGML_ROPE_TYPE_VISION and
+ * GGML_ROPE_TYPE_IMROPE) take four positions per token: pos[a * n_tok + t]
+ * for axis a = time, height, width, extra, and pick each pair's axis from
+ * `sections` (pairs per axis):
+ *   PL_ROPE_MROPE_INTERLEAVED (Qwen3-VL's text model): NEOX pairs over
+ *     n_rot elements; pair i is in sector s = i % (sum of sections) and
+ *     takes height when s % 3 == 1 && s < 3*sections[1], width when
+ *     s % 3 == 2 && s < 3*sections[2], time when s % 3 == 0 && s <
+ *     3*sections[0], else extra (ggml_mrope_cache_init, is_imrope).
+ *   PL_ROPE_VISION (Qwen2/3-VL's tower): n_rot == head_dim; pair i (i <
+ *     head_dim/2) rotates (i, i + head_dim/2); pairs run through the
+ *     sections in order, each section's angles restarting at its axis's
+ *     position (independent sections), with theta_scale =
+ *     freq_base^(-2/(n_rot/2)) -- ggml_rope_multi with n_dims = n_rot/2. */
 
 /* Largest head dimension the ops accept (models are checked at load). */
 #define PL_MAX_HEAD_DIM 1024
 
 typedef struct pl_rope_params {
-    int mode;                  /* PL_ROPE_NORMAL or PL_ROPE_NEOX */
+    int mode;                  /* PL_ROPE_NORMAL, NEOX, VISION or MROPE_INTERLEAVED */
     int64_t n_rot;             /* rotated elements per head: even, <= head_dim */
     float freq_base;
     float freq_scale;          /* 1 / linear scaling factor */
     const float *freq_factors; /* n_rot/2 divisors (llama 3 rope_freqs), or NULL */
+    int32_t sections[4];       /* the multi-axis modes only: pairs per axis */
 } pl_rope_params;
 
 /* Causal attention of n_tok query rows at positions pos0 .. pos0+n_tok-1
@@ -50,6 +65,9 @@ typedef struct pl_attn_params {
      * position), divided by the sum at the end.  An f32 cache is read
      * through f16 (llama.cpp casts K and V to f16 for flash attention). */
     bool flash;
+    /* > 0: not causal (a vision tower): every query reads KV rows 0 ..
+     * n_kv-1 and pos0 is unused; 0: causal as above. */
+    int64_t n_kv;
 } pl_attn_params;
 
 /* One position of llama.cpp's flash-attention online softmax: score s
@@ -87,6 +105,20 @@ void pl_ref_add(const float *a, const float *b, float *y, int64_t rows, int64_t 
 void pl_ref_mul(const float *a, const float *b, float *y, int64_t rows, int64_t n, int64_t b_rows);
 void pl_ref_scale(const float *x, float s, float *y, int64_t n);
 
+/* Each of `rows` rows of n: y = (x - mean) / sqrt(var + eps) * w + b
+ * (ggml_norm, then ggml_mul and ggml_add: the mean and the variance summed
+ * in double, the rest in f32; w and b may be NULL). */
+void pl_ref_layer_norm(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t n, float eps);
+
+/* y = gelu(x), the tanh approximation as llama.cpp's CPU backend computes
+ * it (GGML_GELU_FP16): 0 for x <= -10, x for x >= 10, otherwise x rounded
+ * to f16, looked up as f16(0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715
+ * x^2)))) and widened back. */
+void pl_ref_gelu(const float *x, float *y, int64_t n);
+/* That table: entry h is f16(gelu(f16 h as f32)), built on first use
+ * (thread-safe), shared so that every kernel looks up the same values. */
+const uint16_t *pl_gelu_f16_table(void);
+
 /* y = silu(g) * u, silu(x) = x / (1 + e^-x). */
 void pl_ref_silu_mul(const float *g, const float *u, float *y, int64_t n);
 
@@ -110,6 +142,15 @@ int64_t pl_ref_argmax(const float *x, int64_t n);
  * cache[2i+1] = sin theta_i, i < n_rot/2 (shared by every rope kernel so
  * that all compute the angles the same way: iterated products, as ggml). */
 void pl_rope_angles(const pl_rope_params *rp, int32_t pos, float *cache);
+/* The same table for PL_ROPE_VISION and PL_ROPE_MROPE_INTERLEAVED from one
+ * token's four positions pos[a] (a = time, height, width, extra): pair i <
+ * n_rot/2 rotates (i, i + n_rot/2) by cache[2i], cache[2i+1]
+ * (ggml_mrope_cache_init: four angles advanced together by theta_scale at
+ * every pair, the pair taking its axis's; VISION restarts an axis's angle
+ * at its position where its section begins).  sections must sum to > 0. */
+void pl_rope_angles_multi(const pl_rope_params *rp, const int32_t pos[4], float *cache);
+/* Whether rp is a multi-axis mode (four positions per token). */
+static inline bool pl_rope_is_multi(int mode) { return mode == PL_ROPE_VISION || mode == PL_ROPE_MROPE_INTERLEAVED; }
 
 /* Whether the element type can be used as a weight by the reference ops
  * (decode and dot product available). */

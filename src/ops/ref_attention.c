@@ -1,10 +1,12 @@
 /*
- * ref_attention.c -- causal grouped-query attention over the KV cache,
+ * ref_attention.c -- grouped-query attention over the KV cache,
  * computed as llama.cpp computes it without flash attention: scores
  * q.k (q rounded to the cache type first), scaled, softmax over the
  * positions up to the query's own, then the weighted sum of V rows with the
  * weights rounded to the cache type.  With ap->flash, the same scores go
  * through llama.cpp's flash-attention arithmetic instead (ref_flash_values).
+ * With ap->n_kv > 0 (a vision tower) it is not causal: every query reads
+ * the same n_kv rows, by the same arithmetic.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -52,7 +54,9 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
     const size_t esz = ap->kv_type == PL_TYPE_F16 ? 2 : 4;
     /* the type the arithmetic rounds to: the cache's, or f16 for flash */
     const uint32_t at = ap->flash ? PL_TYPE_F16 : ap->kv_type;
-    float *w = malloc(sizeof(float) * (size_t)(pos0 + n_tok));
+    /* not causal (n_kv > 0): every query reads rows 0 .. n_kv-1 */
+    const int64_t most = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok;
+    float *w = malloc(sizeof(float) * (size_t)most);
     float *qr = malloc(sizeof(float) * (size_t)hd);
     if (!w || !qr) {
         free(w);
@@ -60,7 +64,7 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
         return pl_fail(POCKETLLM_ERR_NO_MEMORY, "attention: out of memory");
     }
     for (int64_t t = 0; t < n_tok; t++) {
-        const int64_t n_kv = pos0 + t + 1; /* causal: positions 0 .. own */
+        const int64_t n_kv = ap->n_kv > 0 ? ap->n_kv : pos0 + t + 1; /* causal: positions 0 .. own */
         for (int64_t h = 0; h < ap->n_head; h++) {
             const float *qh = q + (t * ap->n_head + h) * hd;
             const int64_t kvh = h / group;

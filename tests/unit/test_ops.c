@@ -129,7 +129,7 @@ static void test_rope(void) {
         for (int mode = 0; mode <= PL_ROPE_NEOX; mode += PL_ROPE_NEOX) {
             const int64_t hd = dims[d][0], n_tok = 5, n_head = 3, all = n_tok * n_head * hd;
             float *ff = rnd(dims[d][1] / 2 + 1, 1, 8);
-            pl_rope_params rp = {mode, dims[d][1], d % 2 ? 1e6f : 1e4f, d == 3 ? 0.25f : 1.0f, d == 4 ? ff : NULL};
+            pl_rope_params rp = {mode, dims[d][1], d % 2 ? 1e6f : 1e4f, d == 3 ? 0.25f : 1.0f, d == 4 ? ff : NULL, {0, 0, 0, 0}};
             int32_t pos[5] = {0, 1, 17, 4095, 40000};
             float *x = rnd(all, -2, 2), *y = rnd(all, 0, 0), *r = rnd(all, 0, 0), *xc = rnd(all, 0, 0);
             pl_ref_rope(&rp, x, r, n_tok, n_head, hd, pos);
@@ -157,7 +157,7 @@ static void test_attention(void) {
             const int64_t nh = shapes[si][0], nkv = shapes[si][1], hd = shapes[si][2];
             for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
                 const int64_t n_tok = cases[ci][0], pos0 = cases[ci][1], n_kv = pos0 + n_tok, all = n_tok * nh * hd;
-                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash};
+                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, 0};
                 float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
                 void *k = malloc((size_t)(n_kv * nkv * hd) * 4), *vc = malloc((size_t)(n_kv * nkv * hd) * 4);
                 pl_ref_kv_store(ap.kv_type, kf, k, n_kv * nkv * hd);
@@ -200,6 +200,237 @@ static void test_attention(void) {
             }
         }
     }
+}
+
+/* ---- the vision tower's ops --------------------------------------------- */
+
+/* gelu(x) in double, the tanh form */
+static double gelu_d(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x))); }
+
+static void test_layer_norm_gelu(void) {
+    const int64_t rows_[] = {1, 7, 1000}, ns[] = {1024, 4096, 777};
+    for (size_t ri = 0; ri < 3; ri++)
+        for (size_t ni = 0; ni < 3; ni++) {
+            const int64_t rows = rows_[ri], n = ns[ni], all = rows * n;
+            if (rows == 1000 && n == 4096) continue; /* 4M values: enough with the others */
+            float *x = rnd(all, -3, 5), *w = rnd(n, 0.5f, 1.5f), *b = rnd(n, -1, 1), *y = rnd(all, 0, 0);
+            float *r[2] = {rnd(all, 0, 0), rnd(all, 0, 0)};
+            pl_ref_layer_norm(x, NULL, NULL, r[0], rows, n, 1e-6f);
+            pl_ref_layer_norm(x, w, b, r[1], rows, n, 1e-6f);
+            /* the reference against the formula in double */
+            double bad = 0;
+            for (int64_t k = 0; k < rows; k += rows > 7 ? 97 : 1) {
+                double m = 0, v = 0;
+                for (int64_t i = 0; i < n; i++) m += x[k * n + i];
+                m /= (double)n;
+                for (int64_t i = 0; i < n; i++) v += (x[k * n + i] - m) * (x[k * n + i] - m);
+                v /= (double)n;
+                for (int64_t i = 0; i < n; i++) {
+                    const double want = (x[k * n + i] - m) / sqrt(v + 1e-6) * w[i] + b[i];
+                    const double e = fabs(r[1][k * n + i] - want) / (1e-5 + 1e-5 * fabs(want));
+                    bad = e > bad ? e : bad;
+                }
+            }
+            CHECK_MSG(bad <= 1, "reference layer_norm %lldx%lld off the double formula (%.2f)", (long long)rows, (long long)n, bad);
+            FOR_INST(v) {
+                /* the same arithmetic (the double sums in order): bitwise */
+                v->c->ops->layer_norm(v->c, x, NULL, NULL, y, rows, n, 1e-6f);
+                CHECK_MSG(same_bits(y, r[0], (size_t)all * 4), "%s/%d layer_norm %lldx%lld", v->isa, v->nt, (long long)rows, (long long)n);
+                v->c->ops->layer_norm(v->c, x, w, b, y, rows, n, 1e-6f);
+                CHECK_MSG(same_bits(y, r[1], (size_t)all * 4), "%s/%d layer_norm w b %lldx%lld", v->isa, v->nt, (long long)rows, (long long)n);
+            }
+            /* gelu over the table's range and past its ends */
+            for (int64_t i = 0; i < all; i++) x[i] = -12.0f + 24.0f * pl_rng_uniform(&rng);
+            const float edges[] = {-10.0f, 10.0f, -10.000001f, 9.999999f, 0.0f, -0.0f, 1e-8f, -3.0f, 65504.0f, -1e30f};
+            for (size_t e = 0; e < sizeof edges / sizeof *edges && (int64_t)e < all; e++) x[e] = edges[e];
+            pl_ref_gelu(x, r[0], all);
+            bad = 0;
+            for (int64_t i = 0; i < all; i++) {
+                /* x rounded to f16, the result rounded to f16: 2^-11 relative each */
+                const double want = x[i] <= -10 ? 0 : x[i] >= 10 ? x[i] : gelu_d(x[i]);
+                const double e = fabs(r[0][i] - want) / (1e-6 + 2e-3 * fabs(want) + 1e-3 * fabs((double)x[i]));
+                bad = e > bad ? e : bad;
+            }
+            CHECK_MSG(bad <= 1, "reference gelu off the formula (%.2f)", bad);
+            FOR_INST(v) {
+                v->c->ops->gelu(v->c, x, y, all); /* a table lookup: bitwise */
+                CHECK_MSG(same_bits(y, r[0], (size_t)all * 4), "%s/%d gelu n=%lld", v->isa, v->nt, (long long)all);
+            }
+            free(x), free(w), free(b), free(y), free(r[0]), free(r[1]);
+        }
+}
+
+/* The multi-axis ropes: CPU against the reference (the same angles and
+ * products: bitwise), and the reference against what ggml computes. */
+static void test_rope_multi(void) {
+    const int64_t n_tok = 6, n_head = 3;
+    for (int m = 0; m < 3; m++) {
+        /* VISION, head 64, sections 16 x 4; MROPE_INTERLEAVED, head 128,
+         * sections {24, 20, 20, 0}; and one with a partial rotation */
+        const int mode = m == 0 ? PL_ROPE_VISION : PL_ROPE_MROPE_INTERLEAVED;
+        const int64_t hd = m == 0 ? 64 : 128, n_rot = m == 2 ? 96 : hd;
+        pl_rope_params rp = {mode, n_rot, m == 0 ? 1e4f : 5e6f, 1.0f, NULL, {16, 16, 16, 16}};
+        if (m > 0) rp.sections[0] = 24, rp.sections[1] = 20, rp.sections[2] = 20, rp.sections[3] = 0;
+        if (m == 2) rp.sections[0] = 16, rp.sections[1] = 12, rp.sections[2] = 12;
+        int32_t pos[4 * 6];
+        for (int64_t t = 0; t < n_tok; t++) /* distinct axes */
+            pos[t] = (int32_t)(3 * t + 1), pos[n_tok + t] = (int32_t)(7 * t), pos[2 * n_tok + t] = (int32_t)(40 - 5 * t),
+            pos[3 * n_tok + t] = (int32_t)(t * t);
+        const int64_t all = n_tok * n_head * hd;
+        float *x = rnd(all, -2, 2), *y = rnd(all, 0, 0), *r = rnd(all, 0, 0), *xc = rnd(all, 0, 0);
+        pl_ref_rope(&rp, x, r, n_tok, n_head, hd, pos);
+        FOR_INST(v) {
+            v->c->ops->rope(v->c, &rp, x, y, n_tok, n_head, hd, pos);
+            CHECK_MSG(same_bits(y, r, (size_t)all * 4), "%s/%d rope mode %d hd %lld", v->isa, v->nt, mode, (long long)hd);
+            memcpy(xc, x, (size_t)all * 4);
+            v->c->ops->rope(v->c, &rp, xc, xc, n_tok, n_head, hd, pos);
+            CHECK(same_bits(xc, y, (size_t)all * 4));
+        }
+        if (mode == PL_ROPE_MROPE_INTERLEAVED) {
+            /* all four axes at p: exactly NEOX (every axis's angle is the
+             * same iterated product).  llama.cpp gives text tokens (p, p,
+             * p, 0): then the pairs whose sector takes the extra axis
+             * (sectors past 3 x sections[1] / [2] that are not time's: 61
+             * and 62 of {24, 20, 20, 0}; 37 and 38 of {16, 12, 12, 0} over 48
+             * pairs) are not rotated, the others are NEOX's. */
+            int32_t p4[4 * 6];
+            int32_t p1[6];
+            for (int64_t t = 0; t < n_tok; t++) p1[t] = pos[t], p4[t] = p4[n_tok + t] = p4[2 * n_tok + t] = p4[3 * n_tok + t] = pos[t];
+            pl_rope_params np = rp;
+            np.mode = PL_ROPE_NEOX;
+            float *rn = rnd(all, 0, 0);
+            pl_ref_rope(&np, x, rn, n_tok, n_head, hd, p1);
+            pl_ref_rope(&rp, x, r, n_tok, n_head, hd, p4);
+            CHECK_MSG(same_bits(r, rn, (size_t)all * 4), "imrope with equal axes differs from neox (rot %lld)", (long long)n_rot);
+            for (int64_t t = 0; t < n_tok; t++) p4[3 * n_tok + t] = 0;
+            pl_ref_rope(&rp, x, r, n_tok, n_head, hd, p4);
+            const int64_t half = n_rot / 2;
+            int extra = 0;
+            for (int64_t i = 0; i < half; i++) {
+                const int sec = (int)(i % (rp.sections[0] + rp.sections[1] + rp.sections[2] + rp.sections[3]));
+                const bool e = !((sec % 3 == 1 && sec < 3 * rp.sections[1]) || (sec % 3 == 2 && sec < 3 * rp.sections[2]) ||
+                                 (sec % 3 == 0 && sec < 3 * rp.sections[0]));
+                extra += e;
+                CHECK_MSG(e == (m == 1 ? i == 61 || i == 62 : i == 37 || i == 38), "pair %lld: extra axis %d", (long long)i, e);
+                for (int64_t k = 0; k < n_tok * n_head; k++) {
+                    const float *want = e ? x : rn;
+                    const int64_t a = k * hd + i, b = k * hd + i + half;
+                    if (pos[k / n_head] == 0) continue; /* position 0 rotates nothing either way */
+                    CHECK_MSG(same_bits(&r[a], &want[a], 4) && same_bits(&r[b], &want[b], 4), "imrope (p,p,p,0) pair %lld", (long long)i);
+                }
+            }
+            CHECK(extra == 2);
+            free(rn);
+        } else {
+            /* (y, x, y, x): pairs 0..15 turn by y * 10000^(-i/16), pairs
+             * 16..31 by x * 10000^(-(i-16)/16) (ggml: n_dims = 32, theta_scale
+             * = 10000^(-2/32), the height section restarting at x) */
+            float cache[PL_MAX_HEAD_DIM];
+            const int32_t yx[4] = {9, 23, 9, 23};
+            pl_rope_angles_multi(&rp, yx, cache);
+            const int pairs[] = {0, 1, 5, 15, 16, 17, 24, 31};
+            for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+                const int i = pairs[k];
+                const double th = i < 16 ? 9.0 * pow(1e4, -(double)i / 16) : 23.0 * pow(1e4, -(double)(i - 16) / 16);
+                CHECK_MSG(fabs(cache[2 * i] - cos(th)) < 2e-5 && fabs(cache[2 * i + 1] - sin(th)) < 2e-5,
+                          "vision pair %d: cos %g sin %g, want %g %g", i, cache[2 * i], cache[2 * i + 1], cos(th), sin(th));
+            }
+            /* the rotation pairs element i with i + 32 */
+            float xh[64], yh[64];
+            for (int i = 0; i < 64; i++) xh[i] = i == 5 ? 1.0f : i == 37 ? 0.5f : 0.0f;
+            pl_rope_params one = rp;
+            int32_t p4[4] = {9, 23, 9, 23};
+            pl_ref_rope(&one, xh, yh, 1, 1, 64, p4);
+            const double th = 9.0 * pow(1e4, -5.0 / 16);
+            CHECK(fabs(yh[5] - (cos(th) - 0.5 * sin(th))) < 3e-5 && fabs(yh[37] - (sin(th) + 0.5 * cos(th))) < 3e-5);
+            for (int i = 0; i < 64; i++)
+                if (i != 5 && i != 37) CHECK(yh[i] == 0.0f);
+        }
+        free(x), free(y), free(r), free(xc);
+    }
+    /* sections that do not fit are refused with a message, not run */
+    pl_compute *c = make(pl_cpu_isa_generic(), 1);
+    pl_rope_params bad = {PL_ROPE_VISION, 32, 1e4f, 1.0f, NULL, {0, 0, 0, 4}};
+    float xb[64] = {0};
+    int32_t pb[4] = {0};
+    c->ops->rope(c, &bad, xb, xb, 1, 1, 64, pb);
+    CHECK(c->status != POCKETLLM_OK);
+    c->ops->free(c);
+}
+
+/* Not causal: every query over the same n_kv rows, against the reference;
+ * the same bits whatever the thread count and block scratch (matmul
+ * scratch or attention scratch); and each query as a causal last token
+ * over those rows gives the same bits in the reference, and on the CPU too
+ * except for the default arithmetic on an f32 cache (the tower's), whose
+ * block kernels sum in another order than the causal path's: there within
+ * the tolerance of the reference. */
+static void test_attention_full(void) {
+    /* heads, KV heads, head size, queries, rows, modes (bit m: f16 = m & 1,
+     * flash = m >> 1); the tower's shape (16 heads of 64, 1024 patches) in
+     * its mode only, the others being the per-query path's loops */
+    const int64_t cases[][6] = {{4, 4, 64, 1, 1, 15},     {4, 4, 64, 17, 17, 15},  {4, 2, 64, 17, 17, 15},  {2, 2, 64, 300, 300, 15},
+                                {2, 2, 64, 40, 2048, 15}, {3, 1, 40, 33, 100, 15}, {4, 4, 64, 5, 1, 15},    {2, 2, 64, 17, 3, 15},
+                                {2, 1, 72, 33, 17, 15},   {3, 3, 20, 16, 33, 15},  {2, 2, 288, 5, 33, 15},  {16, 16, 64, 1024, 1024, 1}};
+    inst mine[16];
+    int n_mine = 0;
+    FOR_INST(v) {
+        /* a large matmul scratch (16 or 12 queries a block) and none (2) */
+        for (int big = 0; big < 2; big++) {
+            pl_compute *c = NULL;
+            CHECK(pl_cpu_compute_new(v->nt, pl_cpu_isa_by_name(v->isa), &c) == POCKETLLM_OK);
+            pl_compute_limits lim = {big ? 300 : 1, big ? 1024 : 16, 2048, 288};
+            CHECK(c && c->ops->reserve(c, &lim) == POCKETLLM_OK);
+            mine[n_mine++] = (inst){c, v->isa, v->nt};
+        }
+    }
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int mode = 0; mode < 4; mode++) {
+            if (!(cases[ci][5] >> mode & 1)) continue;
+            const int f16 = mode & 1, flash = mode >> 1;
+            const int64_t nh = cases[ci][0], nkv = cases[ci][1], hd = cases[ci][2], n_tok = cases[ci][3], n_kv = cases[ci][4];
+            const int64_t all = n_tok * nh * hd, kv_all = n_kv * nkv * hd;
+            pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, n_kv};
+            float *kf = rnd(kv_all, -2, 2), *vf = rnd(kv_all, -2, 2), *q = rnd(all, -2, 2), *y = rnd(all, 0, 0), *r = rnd(all, 0, 0);
+            void *k = malloc((size_t)kv_all * 4), *vc = malloc((size_t)kv_all * 4);
+            pl_ref_kv_store(ap.kv_type, kf, k, kv_all);
+            pl_ref_kv_store(ap.kv_type, vf, vc, kv_all);
+            CHECK(pl_ref_attention(&ap, q, k, vc, n_tok, 12345, r) == POCKETLLM_OK); /* pos0 unused */
+            pl_attn_params cp = ap;
+            cp.n_kv = 0;
+            const int64_t probe = n_tok / 2; /* one query as the causal last token */
+            float *rc = rnd(nh * hd, 0, 0), *yc = rnd(nh * hd, 0, 0);
+            CHECK(pl_ref_attention(&cp, q + probe * nh * hd, k, vc, 1, n_kv - 1, rc) == POCKETLLM_OK);
+            CHECK_MSG(same_bits(rc, r + probe * nh * hd, (size_t)(nh * hd) * 4), "reference full attention differs from causal");
+            const double tol = f16 || flash ? 2e-3 : 2e-6;
+            float *first = NULL;
+            for (inst *v = mine; v < mine + n_mine; v++) {
+                v->c->ops->attention(v->c, &ap, q, k, vc, n_tok, 0, y);
+                char what[160];
+                snprintf(what, sizeof what, "%s/%d full attention %s%s heads %lld/%lld hd %lld tok %lld rows %lld", v->isa,
+                         v->nt, f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv, (long long)hd,
+                         (long long)n_tok, (long long)n_kv);
+                CHECK_MSG(v->c->status == POCKETLLM_OK, "%s: failed", what);
+                CHECK_MSG(worst(y, r, all, tol, tol) <= 1, "%s", what);
+                const double off = share_off(y, r, all, 1e-5, 1e-5);
+                CHECK_MSG(off <= 0.10 || off * (double)all <= (double)hd, "%s: %.1f%% of the values off", what, off * 100);
+                if (v == mine || strcmp(v[-1].isa, v->isa)) {
+                    free(first);
+                    first = malloc((size_t)all * 4);
+                    memcpy(first, y, (size_t)all * 4);
+                } else {
+                    CHECK_MSG(same_bits(first, y, (size_t)all * 4), "%s: differs with other threads / scratch", what);
+                }
+                v->c->ops->attention(v->c, &cp, q + probe * nh * hd, k, vc, 1, n_kv - 1, yc);
+                if (f16 || flash)
+                    CHECK_MSG(same_bits(yc, y + probe * nh * hd, (size_t)(nh * hd) * 4), "%s: differs from causal", what);
+                else
+                    CHECK_MSG(worst(yc, r + probe * nh * hd, nh * hd, tol, tol) <= 1, "%s: causal differs from the reference", what);
+            }
+            free(first), free(rc), free(yc);
+            free(kf), free(vf), free(k), free(vc), free(q), free(y), free(r);
+        }
+    for (int i = 0; i < n_mine; i++) mine[i].c->ops->free(mine[i].c);
 }
 
 /* A weight matrix of n_out rows of n_in in `type`: random f32 encoded by
@@ -296,7 +527,7 @@ static void test_thread_invariance(const pl_cpu_isa *isa) {
         pl_compute *c = make(isa, nt);
         float *y = rnd(n_tok * n_out, 0, 0), *a = rnd(n_tok * nh * hd, 0, 0);
         c->ops->mul_mat(c, &w, x, n_tok, y);
-        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16, false};
+        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16, false, 0};
         c->ops->attention(c, &ap, q, k16, k16, n_tok, n_ctx - n_tok, a);
         if (nt == 1) {
             y1 = y, a1 = a;
@@ -481,6 +712,9 @@ int main(void) {
     test_elementwise();
     test_rope();
     test_attention();
+    test_layer_norm_gelu();
+    test_rope_multi();
+    test_attention_full();
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++)
         if (pl_cpu_supports(PL_OP_MUL_MAT, t)) test_matmul(t);
     FOR_INST(v) {

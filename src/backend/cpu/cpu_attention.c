@@ -1,6 +1,7 @@
 /*
- * cpu_attention.c -- rotary embedding and causal grouped-query attention
- * on the CPU, parallel over (token, head) pairs taken KV head by KV head.
+ * cpu_attention.c -- rotary embedding and grouped-query attention on the
+ * CPU, parallel over (token, head) pairs taken KV head by KV head; not
+ * causal (a vision tower), over (head, block of queries) -- see full_run.
  *
  * A decode query with fewer work units than threads is split over the
  * context instead (see attention_split), with the same bits.  With
@@ -34,6 +35,7 @@ static void rope_run(void *ctx, int chunk, int n_chunks, int thread) {
     rope_job *j = ctx;
     const pl_rope_params *rp = j->rp;
     const int64_t half = rp->n_rot / 2, hd = j->head_dim;
+    const bool multi = pl_rope_is_multi(rp->mode);
     float cache[PL_MAX_HEAD_DIM];
     int64_t cached_tok = -1;
     long long lo, hi;
@@ -41,12 +43,17 @@ static void rope_run(void *ctx, int chunk, int n_chunks, int thread) {
     for (int64_t k = lo; k < hi; k++) {
         const int64_t t = k / j->n_head;
         if (t != cached_tok) {
-            pl_rope_angles(rp, j->pos[t], cache);
+            if (multi) {
+                const int32_t p4[4] = {j->pos[t], j->pos[j->n_tok + t], j->pos[2 * j->n_tok + t], j->pos[3 * j->n_tok + t]};
+                pl_rope_angles_multi(rp, p4, cache);
+            } else {
+                pl_rope_angles(rp, j->pos[t], cache);
+            }
             cached_tok = t;
         }
         const float *x = j->x + k * hd;
         float *y = j->y + k * hd;
-        if (rp->mode == PL_ROPE_NEOX) {
+        if (multi || rp->mode == PL_ROPE_NEOX) {
             for (int64_t i = 0; i < half; i++) {
                 const float c = cache[2 * i], s = cache[2 * i + 1], a = x[i], b = x[i + half];
                 y[i] = a * c - b * s;
@@ -71,6 +78,19 @@ void pl_cpu_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float 
         pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
         return;
     }
+    if (pl_rope_is_multi(rp->mode)) {
+        const int32_t *s = rp->sections;
+        /* ggml's conditions: some section, none negative; VISION rotates
+         * the whole head in two halves of an even n_dims */
+        const bool ok = s[0] >= 0 && s[1] >= 0 && s[2] >= 0 && s[3] >= 0 && s[0] + s[1] + s[2] > 0 &&
+                        (rp->mode != PL_ROPE_VISION || (rp->n_rot == head_dim && head_dim % 4 == 0));
+        if (!ok) {
+            pl_fail(POCKETLLM_ERR_INTERNAL, "rope: sections %d,%d,%d,%d with %lld rotated of %lld per head do not fit mode %d",
+                    s[0], s[1], s[2], s[3], (long long)rp->n_rot, (long long)head_dim, rp->mode);
+            pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
+            return;
+        }
+    }
     rope_job j = {rp, x, y, n_tok, n_head, head_dim, pos};
     pl_cpu_parallel(pl_cpu(c), rope_run, &j, n_tok * n_head * head_dim);
 }
@@ -88,7 +108,15 @@ typedef struct {
     /* `dot` over many rows, when the ISA table's equals the quant tier's */
     void (*dot_rows)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n, float *y);
     bool pair; /* heads taken two at a time by the ISA's two-head row kernels */
+    /* not causal: queries per block, and where a thread's block scratch is */
+    int64_t qb;
+    bool scores_in_act; /* the scores in the matmul scratch (else the attention scratch) */
+    bool fast;          /* f32 default arithmetic through the ISA's block kernels (full_block_fast) */
+    size_t act_slice;   /* bytes of it per thread */
 } attn_job;
+
+/* The rows query t reads: all n_kv when not causal, else up to its own. */
+static inline int64_t kv_len(const attn_job *j, int64_t t) { return j->ap->n_kv > 0 ? j->ap->n_kv : j->pos0 + t + 1; }
 
 /* x = f16(x * s) in place: the ISA's kernel, or its scalar form */
 static void scale_round_f16(const pl_cpu_isa *isa, float *x, float s, int64_t n) {
@@ -109,7 +137,7 @@ static void softmax_f16(const pl_cpu_isa *isa, float *w, int64_t n) {
  * KV head kvh) for the positions the token sees */
 static void scores_f16(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
     const pl_attn_params *ap = j->ap;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = j->pos0 + t + 1;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t);
     const uint16_t *kc = (const uint16_t *)j->k + kvh * hd;
     j->to_f16(j->q + (t * ap->n_head + h) * hd, q16, hd);
     if (j->dot_rows) {
@@ -125,7 +153,7 @@ static void scores_f16(const attn_job *j, int64_t kvh, int64_t t, int64_t h, flo
 static void attend_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = j->pos0 + t + 1, n_ctx = j->cc->lim.n_ctx;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t), n_ctx = j->cc->lim.n_ctx;
     const float *qa = j->q + (t * ap->n_head + h) * hd;
     float *oa = j->out + (t * ap->n_head + h) * hd, *wb = w + n_ctx;
     j->to_f16(qa, q16, hd);
@@ -139,6 +167,15 @@ static void attend_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, fl
     isa->axpy_rows2_f16(w, wb, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, oa, oa + hd, hd);
 }
 
+/* o = f16(fma(v, a, o)): the ISA's kernel, or its scalar form */
+static void mad_round_f16(const pl_cpu_isa *isa, float a, const uint16_t *v, float *o, int64_t n) {
+    if (isa->mad_round_f16) {
+        isa->mad_round_f16(a, v, o, n);
+    } else {
+        for (int64_t d = 0; d < n; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(v[d]), a, o[d])));
+    }
+}
+
 /* One query head by llama.cpp's flash-attention arithmetic (see
  * pl_attn_params.flash): scores of f16 q against f16 K rows, folded in
  * position order into a running maximum, sum and V sum kept in f16, as
@@ -148,7 +185,7 @@ static void attend_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, fl
 static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = j->pos0 + t + 1;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t);
     const bool f32c = ap->kv_type == PL_TYPE_F32;
     uint16_t *krow = q16 + hd, *vrow = q16 + 2 * hd;
     float *o = j->out + (t * ap->n_head + h) * hd;
@@ -171,11 +208,7 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
             j->to_f16((const float *)j->v + p * kv_dim + kvh * hd, vrow, hd);
             vr = vrow;
         }
-        if (isa->mad_round_f16) {
-            isa->mad_round_f16(vs, vr, o, hd);
-        } else {
-            for (int64_t d = 0; d < hd; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(vr[d]), vs, o[d])));
-        }
+        mad_round_f16(isa, vs, vr, o, hd);
         S = S * ms + vs;
     }
     const float inv = S == 0.0f ? 0.0f : 1.0f / S;
@@ -201,7 +234,7 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
          * its group): consecutive units read the same K and V rows, which
          * stay in cache, instead of sweeping every head's rows per token */
         const int64_t per_kv = j->n_tok * units_per_group, kvh = k / per_kv, t = k % per_kv / units_per_group;
-        const int64_t h = kvh * group + k % units_per_group * per_unit, n_kv = j->pos0 + t + 1;
+        const int64_t h = kvh * group + k % units_per_group * per_unit, n_kv = kv_len(j, t);
         if (ap->flash) {
             for (int64_t g = 0; g < per_unit; g++) attend_flash(j, kvh, t, h + g, w, q16);
             continue;
@@ -308,6 +341,171 @@ static void attention_split(attn_job *j) {
     pl_pool_run_chunks(j->cc->pool, split_values_run, j, (int)ap->n_head * pieces);
 }
 
+/* ---- not causal (a vision tower) -----------------------------------------
+ * Every query of a head reads the same n_kv rows, so the queries of a head
+ * are taken in blocks of j->qb: each K and V row is read (and, for flash
+ * on an f32 cache, converted to f16) once per block instead of once per
+ * query.  In full_block_f32 and full_block_flash, per query, the
+ * operations and their order are those of the one-query path above -- only
+ * the loops are interchanged -- so the bits are the same, whatever the
+ * block size.  The tower's case, the default arithmetic on an f32 cache,
+ * goes through full_block_fast instead: register-blocked kernels of the ISA
+ * table, another summation order (within the tests' tolerance of the
+ * reference, not its bits), still independent of blocks and threads. */
+
+#define PL_ATTN_QBLOCK 16
+
+/* The default arithmetic on an f32 cache for queries t0 .. t0+nq-1 of head
+ * h: scores (nq rows of n_kv in w), softmax, weighted V sum. */
+static void full_block_f32(const attn_job *j, int64_t h, int64_t t0, int64_t nq, float *w) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv, kvh = h / (ap->n_head / ap->n_head_kv);
+    const float *kc = (const float *)j->k + kvh * hd, *vc = (const float *)j->v + kvh * hd;
+    const float *q[PL_ATTN_QBLOCK];
+    float *out[PL_ATTN_QBLOCK], inv[PL_ATTN_QBLOCK];
+    for (int64_t i = 0; i < nq; i++) {
+        q[i] = j->q + ((t0 + i) * ap->n_head + h) * hd;
+        out[i] = j->out + ((t0 + i) * ap->n_head + h) * hd;
+    }
+    for (int64_t p = 0; p < n_kv; p++)
+        for (int64_t i = 0; i < nq; i++) w[i * n_kv + p] = j->dot(hd, kc + p * kv_dim, q[i]) * ap->scale;
+    for (int64_t i = 0; i < nq; i++) {
+        float *wi = w + i * n_kv;
+        inv[i] = (float)(1.0 / isa->exp_sum(wi, isa->max(wi, n_kv), wi, n_kv));
+        memset(out[i], 0, (size_t)hd * sizeof(float));
+    }
+    for (int64_t p = 0; p < n_kv; p++)
+        for (int64_t i = 0; i < nq; i++) isa->axpy_f32(w[i * n_kv + p] * inv[i], vc + p * kv_dim, out[i], hd);
+}
+
+/* The block's q and outputs live on the stack of the thread, up to this
+ * head size (a larger head takes full_block_f32 above). */
+#define PL_ATTN_FAST_HD 256
+/* rows a scores / values call: the scores of a chunk stay in L1 between
+ * the exponentials and the weighted V sum */
+#define PL_ATTN_CHUNK 64
+
+/* The default arithmetic on an f32 cache, PL_ATTN_QB queries t0 .. t0+nq-1
+ * of head h at a time through the ISA's block kernels (unused lanes get
+ * q = 0): the scores (all n_kv rows of them in `all`, or NULL: recomputed
+ * chunk by chunk in a second pass, the same bits) with the maximum of
+ * each query, then e^(s - max), their sum in f64 and the V rows weighted
+ * by them; the output is that weighted sum times 1 / sum.  Every query's arithmetic is its
+ * own (the kernels' contract) in a fixed order (the rows in chunks of
+ * PL_ATTN_CHUNK from 0): the bits depend neither on the block nor on the
+ * scratch nor on the thread count. */
+static void full_block_fast(const attn_job *j, int64_t h, int64_t t0, int64_t nq, float *all) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv, kvh = h / (ap->n_head / ap->n_head_kv);
+    const float *kc = (const float *)j->k + kvh * hd, *vc = (const float *)j->v + kvh * hd;
+    float qt[PL_ATTN_FAST_HD * PL_ATTN_QB], ob[PL_ATTN_QB * PL_ATTN_FAST_HD], chunk[PL_ATTN_CHUNK * PL_ATTN_QB];
+    float m[PL_ATTN_QB];
+    double sum[PL_ATTN_QB];
+    for (int64_t i = 0; i < PL_ATTN_QB; i++) {
+        const float *q = i < nq ? j->q + ((t0 + i) * ap->n_head + h) * hd : NULL;
+        for (int64_t d = 0; d < hd; d++) qt[d * PL_ATTN_QB + i] = q ? q[d] : 0.0f;
+        m[i] = -INFINITY, sum[i] = 0.0;
+    }
+    for (int64_t p0 = 0; p0 < n_kv; p0 += PL_ATTN_CHUNK) {
+        const int64_t rows = n_kv - p0 < PL_ATTN_CHUNK ? n_kv - p0 : PL_ATTN_CHUNK;
+        isa->attn_scores_f32(qt, kc + p0 * kv_dim, kv_dim, rows, hd, ap->scale, all ? all + p0 * PL_ATTN_QB : chunk, m);
+    }
+    memset(ob, 0, sizeof(float) * (size_t)(PL_ATTN_QB * hd));
+    for (int64_t p0 = 0; p0 < n_kv; p0 += PL_ATTN_CHUNK) {
+        const int64_t rows = n_kv - p0 < PL_ATTN_CHUNK ? n_kv - p0 : PL_ATTN_CHUNK;
+        float *sc = all ? all + p0 * PL_ATTN_QB : chunk;
+        if (!all) isa->attn_scores_f32(qt, kc + p0 * kv_dim, kv_dim, rows, hd, ap->scale, sc, NULL);
+        isa->attn_values_f32(sc, m, sum, vc + p0 * kv_dim, kv_dim, rows, hd, ob);
+    }
+    for (int64_t i = 0; i < nq; i++) {
+        const float inv = (float)(1.0 / sum[i]);
+        float *o = j->out + ((t0 + i) * ap->n_head + h) * hd;
+        for (int64_t d = 0; d < hd; d++) o[d] = ob[i * hd + d] * inv;
+    }
+}
+
+/* The flash arithmetic (attend_flash) for queries t0 .. t0+nq-1 of head h;
+ * buf holds their q in f16, then a K row and a V row in f16. */
+static void full_block_flash(const attn_job *j, int64_t h, int64_t t0, int64_t nq, uint16_t *buf) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv, kvh = h / (ap->n_head / ap->n_head_kv);
+    const bool f32c = ap->kv_type == PL_TYPE_F32;
+    uint16_t *krow = buf + nq * hd, *vrow = krow + hd;
+    float *o[PL_ATTN_QBLOCK], M[PL_ATTN_QBLOCK], S[PL_ATTN_QBLOCK];
+    for (int64_t i = 0; i < nq; i++) {
+        j->to_f16(j->q + ((t0 + i) * ap->n_head + h) * hd, buf + i * hd, hd);
+        o[i] = j->out + ((t0 + i) * ap->n_head + h) * hd;
+        memset(o[i], 0, (size_t)hd * sizeof(float));
+        M[i] = -INFINITY, S[i] = 0.0f;
+    }
+    for (int64_t p = 0; p < n_kv; p++) {
+        const size_t at = (size_t)(p * kv_dim + kvh * hd);
+        const uint16_t *kr = (const uint16_t *)j->k + at, *vr = (const uint16_t *)j->v + at;
+        if (f32c) {
+            j->to_f16((const float *)j->k + at, krow, hd);
+            j->to_f16((const float *)j->v + at, vrow, hd);
+            kr = krow, vr = vrow;
+        }
+        for (int64_t i = 0; i < nq; i++) {
+            float ms, vs;
+            if (pl_flash_step(j->dot16(hd, kr, buf + i * hd) * ap->scale, &M[i], &ms, &vs)) scale_round_f16(isa, o[i], ms, hd);
+            mad_round_f16(isa, vs, vr, o[i], hd);
+            S[i] = S[i] * ms + vs;
+        }
+    }
+    for (int64_t i = 0; i < nq; i++) {
+        const float inv = S[i] == 0.0f ? 0.0f : 1.0f / S[i];
+        for (int64_t d = 0; d < hd; d++) o[i][d] *= inv;
+    }
+}
+
+static void full_run(void *ctx, int chunk, int n_chunks, int thread) {
+    attn_job *j = ctx;
+    const pl_attn_params *ap = j->ap;
+    const int64_t blocks = (j->n_tok + j->qb - 1) / j->qb;
+    uint8_t *mine = j->scores_in_act ? (uint8_t *)j->cc->act + (size_t)thread * j->act_slice
+                                     : (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
+    long long lo, hi;
+    pl_pool_split(ap->n_head * blocks, chunk, n_chunks, &lo, &hi);
+    for (int64_t k = lo; k < hi; k++) {
+        /* head-major: consecutive blocks read the same head's rows */
+        const int64_t h = k / blocks, t0 = k % blocks * j->qb, nq = j->n_tok - t0 < j->qb ? j->n_tok - t0 : j->qb;
+        if (ap->flash) full_block_flash(j, h, t0, nq, (uint16_t *)mine);
+        else if (j->fast) full_block_fast(j, h, t0, nq, j->scores_in_act ? (float *)mine : NULL);
+        else full_block_f32(j, h, t0, nq, (float *)mine);
+    }
+}
+
+/* The block size and its scratch: the flash path keeps nq + 2 rows of f16
+ * in the attention scratch; the default path's nq rows of scores go to the
+ * matmul scratch (idle during attention) when it holds at least two per
+ * thread, else two to the attention scratch (2 n_ctx floats a thread).
+ * full_block_fast takes PL_ATTN_QB queries a block, their scores in the
+ * matmul scratch when they fit, else recomputed (no other scratch). */
+static void full_plan(attn_job *j) {
+    const pl_cpu_compute *cc = j->cc;
+    const int64_t hd = j->ap->head_dim, n_kv = j->ap->n_kv;
+    if (j->ap->flash) {
+        const int64_t rows = (int64_t)(cc->attn_stride / (2 * (size_t)hd)) - 2;
+        j->qb = rows < PL_ATTN_QBLOCK ? rows : PL_ATTN_QBLOCK;
+        return;
+    }
+    j->act_slice = cc->act_bytes / (size_t)cc->n_threads / 64 * 64;
+    const int64_t rows = (int64_t)(j->act_slice / ((size_t)n_kv * sizeof(float)));
+    j->fast = hd <= PL_ATTN_FAST_HD && cc->isa->attn_scores_f32 && cc->isa->attn_values_f32;
+    if (j->fast) {
+        /* the scores of a whole block in the matmul scratch, else recomputed */
+        j->qb = PL_ATTN_QB;
+        j->scores_in_act = rows >= PL_ATTN_QB;
+        return;
+    }
+    j->scores_in_act = rows >= 2;
+    j->qb = !j->scores_in_act ? 2 : rows < PL_ATTN_QBLOCK ? rows : PL_ATTN_QBLOCK;
+}
+
 /* whether the ISA's f16 row kernels are bit for bit the f16 vec_dot this
  * compute runs (they reproduce one tier's; another tier's may differ) */
 static bool f16_rows_match(const pl_cpu_compute *cc) {
@@ -320,9 +518,10 @@ static bool f16_rows_match(const pl_cpu_compute *cc) {
 void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                       const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {
     pl_cpu_compute *cc = pl_cpu(c);
-    if (pos0 + n_tok > cc->lim.n_ctx || ap->head_dim > cc->lim.head_dim || ap->n_head_kv < 1 ||
+    const int64_t rows = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok;
+    if (ap->n_kv < 0 || rows > cc->lim.n_ctx || ap->head_dim > cc->lim.head_dim || ap->n_head_kv < 1 ||
         ap->n_head % ap->n_head_kv) {
-        pl_fail(POCKETLLM_ERR_INTERNAL, "attention: %lld positions exceed the reserved %lld", (long long)(pos0 + n_tok),
+        pl_fail(POCKETLLM_ERR_INTERNAL, "attention: %lld positions exceed the reserved %lld", (long long)rows,
                 (long long)cc->lim.n_ctx);
         pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
         return;
@@ -332,14 +531,19 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
                   /* the ISA's row kernel where it reproduces this tier's f16 dot */
-                  ap->kv_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false};
+                  ap->kv_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false, 0, false, 0, false};
+    if (ap->n_kv > 0 && (ap->flash || ap->kv_type == PL_TYPE_F32)) {
+        full_plan(&j);
+        pl_cpu_parallel(cc, full_run, &j, n_tok * ap->n_head * rows * ap->head_dim);
+        return;
+    }
     /* the two-head kernels equal the one-head ones, so pairing is used
      * exactly where those would be */
     j.pair = !ap->flash && j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->axpy_rows2_f16 && cc->isa->axpy_rows_f16 &&
              (ap->n_head / ap->n_head_kv) % 2 == 0;
-    if (!ap->flash && split_pays(&j, n_tok)) {
+    if (!ap->flash && ap->n_kv == 0 && split_pays(&j, n_tok)) {
         attention_split(&j);
         return;
     }
-    pl_cpu_parallel(cc, attn_run, &j, n_tok * ap->n_head * (pos0 + n_tok) * ap->head_dim);
+    pl_cpu_parallel(cc, attn_run, &j, n_tok * ap->n_head * rows * ap->head_dim);
 }

@@ -1,10 +1,11 @@
 /*
  * cpu_compute.c -- the CPU backend instance: memory, scratch, the thread
- * pool, and the drivers of the row-wise ops (norm, elementwise, softmax,
- * cache store), which split rows or elements over the threads and call the
+ * pool, and the drivers of the row-wise ops (norms, elementwise, GELU,
+ * softmax, cache store), which split rows or elements over the threads and call the
  * chosen row-kernel table.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "backend/cpu/cpu_compute.h"
 #include "base/checked.h"
 #include "base/error.h"
+#include "base/half.h"
 #include "base/pages.h"
 #include "quant/types.h"
 
@@ -111,6 +113,7 @@ typedef struct {
     float *y;
     int64_t rows, n;
     float eps;
+    const float *b; /* layer_norm's bias */
 } norm_job;
 
 static void norm_rows(void *ctx, int chunk, int n_chunks, int thread) {
@@ -126,8 +129,67 @@ static void norm_rows(void *ctx, int chunk, int n_chunks, int thread) {
 }
 
 static void cpu_rms_norm(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps) {
-    norm_job j = {pl_cpu(c), x, w, y, rows, n, eps};
+    norm_job j = {pl_cpu(c), x, w, y, rows, n, eps, NULL};
     pl_cpu_parallel(j.cc, norm_rows, &j, rows * n);
+}
+
+/* ---- layer_norm / gelu -------------------------------------------------- */
+
+/* The reference's row arithmetic itself: its two sums are sequential
+ * double sums (ggml's), which no reordering may change, and they are a
+ * small part of the work next to the matmuls around them. */
+static void layer_norm_rows(void *ctx, int chunk, int n_chunks, int thread) {
+    (void)thread;
+    norm_job *j = ctx;
+    long long lo, hi;
+    pl_pool_split(j->rows, chunk, n_chunks, &lo, &hi);
+    if (hi > lo) pl_ref_layer_norm(j->x + lo * j->n, j->w, j->b, j->y + lo * j->n, hi - lo, j->n, j->eps);
+}
+
+static void cpu_layer_norm(pl_compute *c, const float *x, const float *w, const float *b, float *y, int64_t rows,
+                           int64_t n, float eps) {
+    norm_job j = {pl_cpu(c), x, w, y, rows, n, eps, b};
+    pl_cpu_parallel(j.cc, layer_norm_rows, &j, rows * n);
+}
+
+/* pl_gelu_f16_table widened to f32 once, so that a lookup is one load */
+static float gelu_f32[65536];
+static pthread_once_t gelu_once = PTHREAD_ONCE_INIT;
+
+static void gelu_widen(void) {
+    const uint16_t *t = pl_gelu_f16_table();
+    for (uint32_t h = 0; h < 65536; h++) gelu_f32[h] = pl_f16_to_f32(t[h]);
+}
+
+typedef struct {
+    pl_cpu_compute *cc;
+    const float *x;
+    float *y;
+    int64_t n;
+} gelu_job;
+
+static void gelu_run(void *ctx, int chunk, int n_chunks, int thread) {
+    (void)thread;
+    gelu_job *j = ctx;
+    /* x to f16 by the tier's converter (round to nearest even, bit for bit
+     * pl_f32_to_f16: the kv_store test), 256 at a time */
+    const pl_act_from_float_fn to_f16 = pl_quant_kernels_tier(PL_TYPE_F16, j->cc->qtier)->act_from_float;
+    uint16_t h[256];
+    long long lo, hi;
+    pl_pool_split(j->n, chunk, n_chunks, &lo, &hi);
+    for (int64_t i0 = lo; i0 < hi; i0 += 256) {
+        const int64_t m = hi - i0 < 256 ? hi - i0 : 256;
+        const float *x = j->x + i0;
+        float *y = j->y + i0;
+        to_f16(x, h, m);
+        for (int64_t i = 0; i < m; i++) y[i] = x[i] <= -10.0f ? 0.0f : x[i] >= 10.0f ? x[i] : gelu_f32[h[i]];
+    }
+}
+
+static void cpu_gelu(pl_compute *c, const float *x, float *y, int64_t n) {
+    pthread_once(&gelu_once, gelu_widen);
+    gelu_job j = {pl_cpu(c), x, y, n};
+    pl_cpu_parallel(j.cc, gelu_run, &j, n);
 }
 
 /* ---- add / mul / scale / silu_mul --------------------------------------- */
@@ -275,6 +337,8 @@ static const pl_compute_ops cpu_ops = {
     .mul = cpu_mul,
     .scale = cpu_scale,
     .silu_mul = cpu_silu_mul,
+    .layer_norm = cpu_layer_norm,
+    .gelu = cpu_gelu,
     .softmax = cpu_softmax,
     .rope = pl_cpu_rope,
     .kv_store = cpu_kv_store,

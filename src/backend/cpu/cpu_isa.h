@@ -57,7 +57,28 @@ typedef struct pl_cpu_isa {
                           int64_t n, float *ya, float *yb);
     void (*axpy_rows2_f16)(const float *wa, const float *wb, const uint16_t *x, int64_t stride, int64_t n_rows,
                            float *ya, float *yb, int64_t n);
+    /* Non-causal attention on f32 K/V (a vision tower), PL_ATTN_QB queries
+     * at a time, every K and V row read once for all of them.  Query i of
+     * the block is column i of qt (qt[d * PL_ATTN_QB + i], n rows); its
+     * scores and weights are column i of s (s[r * PL_ATTN_QB + i]), its
+     * running maximum and sum are m[i] and sum[i], its output is row i of o
+     * (o[i * n + d]).
+     * attn_scores_f32: s = scale * (row r of x, r * stride apart) . q_i,
+     * summed in d order; m[i] = max(m[i], s) unless m is NULL.
+     * attn_values_f32: s = e^(s - m[i]) in place, sum[i] += s (in f64), and
+     * o_i += s * row r, in row order.
+     * Each lane's result depends on that lane's inputs alone, by the same
+     * operations wherever it sits in a vector and however the rows are
+     * split into calls -- the bits do not depend on the other queries of
+     * the block nor on the thread count.  Every table has both. */
+    void (*attn_scores_f32)(const float *qt, const float *x, int64_t stride, int64_t n_rows, int64_t n, float scale, float *s,
+                            float *m);
+    void (*attn_values_f32)(float *s, const float *m, double *sum, const float *x, int64_t stride, int64_t n_rows, int64_t n,
+                            float *o);
 } pl_cpu_isa;
+
+/* queries a block of the non-causal attention kernels */
+#define PL_ATTN_QB 16
 
 const pl_cpu_isa *pl_cpu_isa_generic(void);
 /* NULL when not compiled for this architecture. */

@@ -22,7 +22,11 @@ bool pl_cpu_supports(pl_op op, uint32_t weight_type) {
     case PL_OP_SOFTMAX:
     case PL_OP_ATTENTION:
     case PL_OP_KV_STORE:
-    case PL_OP_ARGMAX: return true;
+    case PL_OP_ARGMAX:
+    case PL_OP_LAYER_NORM:
+    case PL_OP_GELU:
+    case PL_OP_ROPE_VISION:
+    case PL_OP_ROPE_IMROPE: return true;
     default: return false;
     }
 }

@@ -141,6 +141,106 @@ PL_AVX2 static void a_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) 
     for (; i < n; i++) y[i] += a * _cvtsh_ss(x[i]);
 }
 
+/* ---- non-causal attention, PL_ATTN_QB = 16 queries = two vectors ------ */
+
+#define PL_AVX2_INLINE PL_AVX2 static inline __attribute__((always_inline))
+
+/* scores of 6 rows at a time, two accumulators (16 queries) per row */
+PL_AVX2 static void a_attn_scores_f32(const float *qt, const float *x, int64_t stride, int64_t n_rows, int64_t n, float scale,
+                                      float *s, float *m) {
+    const __m256 vs = _mm256_set1_ps(scale);
+    __m256 mx0 = _mm256_set1_ps(-INFINITY), mx1 = mx0;
+    int64_t r = 0;
+    for (; r + 6 <= n_rows; r += 6) {
+        const float *xr = x + r * stride;
+        __m256 acc[6][2];
+        _Pragma("GCC unroll 6") for (int k = 0; k < 6; k++) acc[k][0] = acc[k][1] = _mm256_setzero_ps();
+        for (int64_t d = 0; d < n; d++) {
+            const __m256 q0 = _mm256_loadu_ps(qt + d * PL_ATTN_QB), q1 = _mm256_loadu_ps(qt + d * PL_ATTN_QB + 8);
+            _Pragma("GCC unroll 6") for (int k = 0; k < 6; k++) {
+                const __m256 b = _mm256_broadcast_ss(xr + k * stride + d);
+                acc[k][0] = _mm256_fmadd_ps(b, q0, acc[k][0]);
+                acc[k][1] = _mm256_fmadd_ps(b, q1, acc[k][1]);
+            }
+        }
+        _Pragma("GCC unroll 6") for (int k = 0; k < 6; k++) {
+            const __m256 v0 = _mm256_mul_ps(acc[k][0], vs), v1 = _mm256_mul_ps(acc[k][1], vs);
+            _mm256_storeu_ps(s + (r + k) * PL_ATTN_QB, v0);
+            _mm256_storeu_ps(s + (r + k) * PL_ATTN_QB + 8, v1);
+            mx0 = _mm256_max_ps(mx0, v0), mx1 = _mm256_max_ps(mx1, v1);
+        }
+    }
+    for (; r < n_rows; r++) {
+        const float *xr = x + r * stride;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        for (int64_t d = 0; d < n; d++) {
+            const __m256 b = _mm256_broadcast_ss(xr + d);
+            a0 = _mm256_fmadd_ps(b, _mm256_loadu_ps(qt + d * PL_ATTN_QB), a0);
+            a1 = _mm256_fmadd_ps(b, _mm256_loadu_ps(qt + d * PL_ATTN_QB + 8), a1);
+        }
+        const __m256 v0 = _mm256_mul_ps(a0, vs), v1 = _mm256_mul_ps(a1, vs);
+        _mm256_storeu_ps(s + r * PL_ATTN_QB, v0);
+        _mm256_storeu_ps(s + r * PL_ATTN_QB + 8, v1);
+        mx0 = _mm256_max_ps(mx0, v0), mx1 = _mm256_max_ps(mx1, v1);
+    }
+    if (m) {
+        _mm256_storeu_ps(m, _mm256_max_ps(mx0, _mm256_loadu_ps(m)));
+        _mm256_storeu_ps(m + 8, _mm256_max_ps(mx1, _mm256_loadu_ps(m + 8)));
+    }
+}
+
+/* 4 queries x nv (1 or 2) vectors of 8 columns, in registers over all the
+ * rows */
+PL_AVX2_INLINE void a_values_tile(const float *w, const float *x, int64_t stride, int64_t n_rows, int64_t n, float *o, const int nv) {
+    __m256 acc[4][2];
+    _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++)
+        _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++) acc[g][v] = _mm256_loadu_ps(o + g * n + 8 * v);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const float *xr = x + r * stride, *wr = w + r * PL_ATTN_QB;
+        __m256 xv[2];
+        _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++) xv[v] = _mm256_loadu_ps(xr + 8 * v);
+        _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) {
+            const __m256 wg = _mm256_broadcast_ss(wr + g);
+            _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++) acc[g][v] = _mm256_fmadd_ps(wg, xv[v], acc[g][v]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++)
+        _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++) _mm256_storeu_ps(o + g * n + 8 * v, acc[g][v]);
+}
+
+/* the columns 16 at a time, then 8, then one by one */
+PL_AVX2 static void a_attn_values_f32(float *w, const float *m, double *sum, const float *x, int64_t stride, int64_t n_rows,
+                                      int64_t n, float *o) {
+    /* a row of weights is two vectors: e^(s - m), summed in f64 quarters */
+    const __m256 m0 = _mm256_loadu_ps(m), m1 = _mm256_loadu_ps(m + 8);
+    __m256d sd[4];
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) sd[k] = _mm256_loadu_pd(sum + 4 * k);
+    for (int64_t r = 0; r < n_rows; r++) {
+        float *wr = w + r * PL_ATTN_QB;
+        const __m256 e0 = exp8(_mm256_sub_ps(_mm256_loadu_ps(wr), m0)), e1 = exp8(_mm256_sub_ps(_mm256_loadu_ps(wr + 8), m1));
+        _mm256_storeu_ps(wr, e0);
+        _mm256_storeu_ps(wr + 8, e1);
+        sd[0] = _mm256_add_pd(sd[0], _mm256_cvtps_pd(_mm256_castps256_ps128(e0)));
+        sd[1] = _mm256_add_pd(sd[1], _mm256_cvtps_pd(_mm256_extractf128_ps(e0, 1)));
+        sd[2] = _mm256_add_pd(sd[2], _mm256_cvtps_pd(_mm256_castps256_ps128(e1)));
+        sd[3] = _mm256_add_pd(sd[3], _mm256_cvtps_pd(_mm256_extractf128_ps(e1, 1)));
+    }
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) _mm256_storeu_pd(sum + 4 * k, sd[k]);
+    int64_t c = 0;
+    for (; c + 16 <= n; c += 16)
+        for (int i0 = 0; i0 < PL_ATTN_QB; i0 += 4) a_values_tile(w + i0, x + c, stride, n_rows, n, o + i0 * n + c, 2);
+    if (c + 8 <= n) {
+        for (int i0 = 0; i0 < PL_ATTN_QB; i0 += 4) a_values_tile(w + i0, x + c, stride, n_rows, n, o + i0 * n + c, 1);
+        c += 8;
+    }
+    for (; c < n; c++)
+        for (int i = 0; i < PL_ATTN_QB; i++) {
+            float acc = o[i * n + c];
+            for (int64_t r = 0; r < n_rows; r++) acc = fmaf(w[r * PL_ATTN_QB + i], x[r * stride + c], acc);
+            o[i * n + c] = acc;
+        }
+}
+
 static const pl_cpu_isa avx2 = {
     .name = "avx2",
     .f16_dot_tier = PL_TIER_AVX2,
@@ -153,6 +253,8 @@ static const pl_cpu_isa avx2 = {
     .exp_sum = a_exp_sum,
     .axpy_f32 = a_axpy_f32,
     .axpy_f16 = a_axpy_f16,
+    .attn_scores_f32 = a_attn_scores_f32,
+    .attn_values_f32 = a_attn_values_f32,
 };
 
 const pl_cpu_isa *pl_cpu_isa_avx2(void) { return &avx2; }

@@ -308,6 +308,102 @@ PL_AVX512 static void v_mad_round_f16(float a, const uint16_t *x, float *y, int6
     }
 }
 
+/* ---- non-causal attention, PL_ATTN_QB = 16 queries = one vector ------- */
+
+#define PL_AVX512_INLINE PL_AVX512 static inline __attribute__((always_inline))
+
+PL_AVX512_INLINE void prefetch_rows(const float *x, int64_t stride, int64_t n_rows, int64_t n) {
+    for (int64_t r = 0; r < n_rows; r++)
+        for (int64_t o = 0; o < n; o += 16) _mm_prefetch((const char *)(x + r * stride + o), _MM_HINT_T0);
+}
+
+/* scores of 8 rows at a time, one accumulator (16 queries) per row: a
+ * broadcast x element times the row d of qt */
+PL_AVX512 static void v_attn_scores_f32(const float *qt, const float *x, int64_t stride, int64_t n_rows, int64_t n, float scale,
+                                        float *s, float *m) {
+    const __m512 vs = _mm512_set1_ps(scale);
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    int64_t r = 0;
+    for (; r + 8 <= n_rows; r += 8) {
+        const float *xr = x + r * stride;
+        if (r + 16 <= n_rows) prefetch_rows(xr + 8 * stride, stride, 8, n);
+        __m512 acc[8];
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
+        for (int64_t d = 0; d < n; d++) {
+            const __m512 q = _mm512_loadu_ps(qt + d * PL_ATTN_QB);
+            _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(xr[k * stride + d]), q, acc[k]);
+        }
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) {
+            const __m512 v = _mm512_mul_ps(acc[k], vs);
+            _mm512_storeu_ps(s + (r + k) * PL_ATTN_QB, v);
+            mx = _mm512_max_ps(mx, v);
+        }
+    }
+    for (; r < n_rows; r++) {
+        const float *xr = x + r * stride;
+        __m512 acc = _mm512_setzero_ps();
+        for (int64_t d = 0; d < n; d++) acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[d]), _mm512_loadu_ps(qt + d * PL_ATTN_QB), acc);
+        const __m512 v = _mm512_mul_ps(acc, vs);
+        _mm512_storeu_ps(s + r * PL_ATTN_QB, v);
+        mx = _mm512_max_ps(mx, v);
+    }
+    /* the max of the maxima: the same as one running max, in any order */
+    if (m) _mm512_storeu_ps(m, _mm512_max_ps(mx, _mm512_loadu_ps(m)));
+}
+
+/* 4 queries x nv vectors of columns (the last one masked by lm), in
+ * registers over all the rows */
+PL_AVX512_INLINE void v_values_tile(const float *w, const float *x, int64_t stride, int64_t n_rows, int64_t n, float *o,
+                                    const int nv, __mmask16 lm) {
+    __m512 acc[4][4];
+    _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++)
+            acc[g][v] = _mm512_maskz_loadu_ps(v == nv - 1 ? lm : 0xffff, o + g * n + 16 * v);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const float *xr = x + r * stride, *wr = w + r * PL_ATTN_QB;
+        __m512 xv[4];
+        _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) xv[v] = _mm512_maskz_loadu_ps(v == nv - 1 ? lm : 0xffff, xr + 16 * v);
+        _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) {
+            const __m512 wg = _mm512_set1_ps(wr[g]);
+            _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) acc[g][v] = _mm512_fmadd_ps(wg, xv[v], acc[g][v]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++)
+            _mm512_mask_storeu_ps(o + g * n + 16 * v, v == nv - 1 ? lm : 0xffff, acc[g][v]);
+}
+
+/* the columns in tiles of 64 (the last one narrower), each tile for the
+ * block's queries 4 at a time */
+PL_AVX512 static void v_attn_values_f32(float *w, const float *m, double *sum, const float *x, int64_t stride, int64_t n_rows,
+                                        int64_t n, float *o) {
+    /* a row of weights is one vector: e^(s - m), summed in two f64 halves */
+    const __m512 vm = _mm512_loadu_ps(m);
+    __m512d s0 = _mm512_loadu_pd(sum), s1 = _mm512_loadu_pd(sum + 8);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(w + r * PL_ATTN_QB), vm));
+        _mm512_storeu_ps(w + r * PL_ATTN_QB, e);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+    }
+    _mm512_storeu_pd(sum, s0);
+    _mm512_storeu_pd(sum + 8, s1);
+    for (int64_t c = 0; c < n; c += 64) {
+        const int64_t left = n - c, nv = left >= 64 ? 4 : (left + 15) / 16;
+        const __mmask16 lm = tail_mask(left - 16 * (nv - 1));
+        for (int i0 = 0; i0 < PL_ATTN_QB; i0 += 4) {
+            const float *wi = w + i0;
+            float *oi = o + i0 * n + c;
+            switch (nv) {
+            case 4: v_values_tile(wi, x + c, stride, n_rows, n, oi, 4, lm); break;
+            case 3: v_values_tile(wi, x + c, stride, n_rows, n, oi, 3, lm); break;
+            case 2: v_values_tile(wi, x + c, stride, n_rows, n, oi, 2, lm); break;
+            default: v_values_tile(wi, x + c, stride, n_rows, n, oi, 1, lm); break;
+            }
+        }
+    }
+}
+
 static const pl_cpu_isa avx512 = {
     .name = "avx512",
     .f16_dot_tier = PL_TIER_AVX512,
@@ -326,6 +422,8 @@ static const pl_cpu_isa avx512 = {
     .mad_round_f16 = v_mad_round_f16,
     .dot_rows2_f16 = v_dot_rows2_f16,
     .axpy_rows2_f16 = v_axpy_rows2_f16,
+    .attn_scores_f32 = v_attn_scores_f32,
+    .attn_values_f32 = v_attn_values_f32,
 };
 
 const pl_cpu_isa *pl_cpu_isa_avx512(void) { return &avx512; }

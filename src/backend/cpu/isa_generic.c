@@ -79,6 +79,65 @@ static void g_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] += a * t[x[i]];
 }
 
+/* attn_scores_f32 for rows x[0 .. nr-1] (nr <= 2, a constant where
+ * inlined): the lanes (queries) innermost, so that the loops vectorise
+ * across the block, in few enough accumulators for 128-bit registers */
+static inline __attribute__((always_inline)) void g_scores_rows(const float *qt, const float *x, int64_t stride, const int nr,
+                                                                int64_t n, float scale, float *s) {
+    float acc[2][PL_ATTN_QB] = {{0}};
+    for (int64_t d = 0; d < n; d++) {
+        const float *q = qt + d * PL_ATTN_QB;
+        for (int r = 0; r < nr; r++) {
+            const float xv = x[r * stride + d];
+            for (int i = 0; i < PL_ATTN_QB; i++) acc[r][i] += xv * q[i];
+        }
+    }
+    for (int r = 0; r < nr; r++)
+        for (int i = 0; i < PL_ATTN_QB; i++) s[r * PL_ATTN_QB + i] = acc[r][i] * scale;
+}
+
+static void g_attn_scores_f32(const float *qt, const float *x, int64_t stride, int64_t n_rows, int64_t n, float scale,
+                              float *s, float *m) {
+    int64_t r = 0;
+    for (; r + 2 <= n_rows; r += 2) g_scores_rows(qt, x + r * stride, stride, 2, n, scale, s + r * PL_ATTN_QB);
+    if (r < n_rows) g_scores_rows(qt, x + r * stride, stride, 1, n, scale, s + r * PL_ATTN_QB);
+    if (m)
+        for (r = 0; r < n_rows; r++)
+            for (int i = 0; i < PL_ATTN_QB; i++) m[i] = s[r * PL_ATTN_QB + i] > m[i] ? s[r * PL_ATTN_QB + i] : m[i];
+}
+
+/* 16 columns of all the block's outputs at a time, kept in a local array
+ * over the rows; the remaining columns one by one */
+static void g_attn_values_f32(float *w, const float *m, double *sum, const float *x, int64_t stride, int64_t n_rows, int64_t n,
+                              float *o) {
+    for (int64_t r = 0; r < n_rows; r++)
+        for (int i = 0; i < PL_ATTN_QB; i++) {
+            const float e = expf(w[r * PL_ATTN_QB + i] - m[i]);
+            w[r * PL_ATTN_QB + i] = e;
+            sum[i] += (double)e;
+        }
+    int64_t c = 0;
+    for (; c + 16 <= n; c += 16)
+        for (int i0 = 0; i0 < PL_ATTN_QB; i0 += 2) {
+            float acc[2][16];
+            for (int i = 0; i < 2; i++)
+                for (int k = 0; k < 16; k++) acc[i][k] = o[(i0 + i) * n + c + k];
+            for (int64_t r = 0; r < n_rows; r++) {
+                const float *xr = x + r * stride + c, *wr = w + r * PL_ATTN_QB + i0;
+                for (int i = 0; i < 2; i++)
+                    for (int k = 0; k < 16; k++) acc[i][k] += wr[i] * xr[k];
+            }
+            for (int i = 0; i < 2; i++)
+                for (int k = 0; k < 16; k++) o[(i0 + i) * n + c + k] = acc[i][k];
+        }
+    for (; c < n; c++)
+        for (int i = 0; i < PL_ATTN_QB; i++) {
+            float acc = o[i * n + c];
+            for (int64_t r = 0; r < n_rows; r++) acc += w[r * PL_ATTN_QB + i] * x[r * stride + c];
+            o[i * n + c] = acc;
+        }
+}
+
 static const pl_cpu_isa generic = {
     .name = "generic",
     .f16_dot_tier = PL_TIER_SCALAR,
@@ -91,6 +150,8 @@ static const pl_cpu_isa generic = {
     .exp_sum = g_exp_sum,
     .axpy_f32 = g_axpy_f32,
     .axpy_f16 = g_axpy_f16,
+    .attn_scores_f32 = g_attn_scores_f32,
+    .attn_values_f32 = g_attn_values_f32,
 };
 
 const pl_cpu_isa *pl_cpu_isa_generic(void) { return &generic; }

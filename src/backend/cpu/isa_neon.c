@@ -335,6 +335,121 @@ static void n_mad_round_f16(float a, const uint16_t *x, float *y, int64_t n) {
     for (; i < n; i++) y[i] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32_neon(x[i]), a, y[i])));
 }
 
+/* ---- non-causal attention, PL_ATTN_QB = 16 queries = four vectors ----- */
+
+/* acc[k][0..3] += (lane l of xv[k]) * q[0..3] for the rows k < nr; a lane
+ * times a vector is the same fused multiply-add as vfmaq_n_f32 */
+#define PL_SCORE_LANE(l)                                                                                      \
+    do {                                                                                                      \
+        const float *qd = qt + (d + (l)) * PL_ATTN_QB;                                                        \
+        const float32x4_t q0 = vld1q_f32(qd), q1 = vld1q_f32(qd + 4), q2 = vld1q_f32(qd + 8), q3 = vld1q_f32(qd + 12); \
+        PL_UNROLL for (int k = 0; k < nr; k++) {                                                              \
+            acc[k][0] = vfmaq_laneq_f32(acc[k][0], q0, xv[k], l);                                             \
+            acc[k][1] = vfmaq_laneq_f32(acc[k][1], q1, xv[k], l);                                             \
+            acc[k][2] = vfmaq_laneq_f32(acc[k][2], q2, xv[k], l);                                             \
+            acc[k][3] = vfmaq_laneq_f32(acc[k][3], q3, xv[k], l);                                             \
+        }                                                                                                     \
+    } while (0)
+
+/* scores of nr (<= 4, a constant where inlined) rows: 16 accumulators,
+ * four elements of each row loaded at once and taken lane by lane */
+PL_ALWAYS_INLINE void n_scores_rows(const float *qt, const float *x, int64_t stride, const int nr, int64_t n, float scale, float *s,
+                                     float32x4_t *mx) {
+    float32x4_t acc[4][4], xv[4];
+    PL_UNROLL for (int k = 0; k < nr; k++) acc[k][0] = acc[k][1] = acc[k][2] = acc[k][3] = vdupq_n_f32(0.0f);
+    int64_t d = 0;
+    for (; d + 4 <= n; d += 4) {
+        PL_UNROLL for (int k = 0; k < nr; k++) xv[k] = vld1q_f32(x + k * stride + d);
+        PL_SCORE_LANE(0);
+        PL_SCORE_LANE(1);
+        PL_SCORE_LANE(2);
+        PL_SCORE_LANE(3);
+    }
+    for (; d < n; d++) {
+        PL_UNROLL for (int k = 0; k < nr; k++) xv[k] = vdupq_n_f32(x[k * stride + d]);
+        PL_SCORE_LANE(0); /* a row's element in every lane */
+    }
+    const float32x4_t vs = vdupq_n_f32(scale);
+    PL_UNROLL for (int k = 0; k < nr; k++)
+        PL_UNROLL for (int j = 0; j < 4; j++) {
+            const float32x4_t v = vmulq_f32(acc[k][j], vs);
+            vst1q_f32(s + k * PL_ATTN_QB + 4 * j, v);
+            mx[j] = vmaxq_f32(mx[j], v);
+        }
+}
+#undef PL_SCORE_LANE
+
+static void n_attn_scores_f32(const float *qt, const float *x, int64_t stride, int64_t n_rows, int64_t n, float scale, float *s,
+                              float *m) {
+    float32x4_t mx[4];
+    PL_UNROLL for (int j = 0; j < 4; j++) mx[j] = vdupq_n_f32(-INFINITY);
+    int64_t r = 0;
+    for (; r + 4 <= n_rows; r += 4) {
+        if (r + 8 <= n_rows)
+            for (int k = 4; k < 8; k++) prefetch_row(x + (r + k) * stride, n * 4);
+        n_scores_rows(qt, x + r * stride, stride, 4, n, scale, s + r * PL_ATTN_QB, mx);
+    }
+    for (; r < n_rows; r++) n_scores_rows(qt, x + r * stride, stride, 1, n, scale, s + r * PL_ATTN_QB, mx);
+    /* the max of the maxima: the same as one running max, in any order */
+    if (m)
+        PL_UNROLL for (int j = 0; j < 4; j++) vst1q_f32(m + 4 * j, vmaxq_f32(mx[j], vld1q_f32(m + 4 * j)));
+}
+
+/* acc[g][v] += (lane g of wv) * xv[v] */
+#define PL_VALUE_LANE(g)                                                                    \
+    PL_UNROLL for (int v = 0; v < nv; v++) acc[g][v] = vfmaq_laneq_f32(acc[g][v], xv[v], wv, g)
+
+/* 4 queries x nv (<= 4) vectors of 4 columns, in registers over all the
+ * rows */
+PL_ALWAYS_INLINE void n_values_tile(const float *w, const float *x, int64_t stride, int64_t n_rows, int64_t n, float *o, const int nv) {
+    float32x4_t acc[4][4], xv[4];
+    PL_UNROLL for (int g = 0; g < 4; g++)
+        PL_UNROLL for (int v = 0; v < nv; v++) acc[g][v] = vld1q_f32(o + g * n + 4 * v);
+    for (int64_t r = 0; r < n_rows; r++) {
+        const float *xr = x + r * stride;
+        const float32x4_t wv = vld1q_f32(w + r * PL_ATTN_QB);
+        PL_UNROLL for (int v = 0; v < nv; v++) xv[v] = vld1q_f32(xr + 4 * v);
+        PL_VALUE_LANE(0);
+        PL_VALUE_LANE(1);
+        PL_VALUE_LANE(2);
+        PL_VALUE_LANE(3);
+    }
+    PL_UNROLL for (int g = 0; g < 4; g++)
+        PL_UNROLL for (int v = 0; v < nv; v++) vst1q_f32(o + g * n + 4 * v, acc[g][v]);
+}
+#undef PL_VALUE_LANE
+
+/* the columns 16 at a time, then 4, then one by one */
+static void n_attn_values_f32(float *w, const float *m, double *sum, const float *x, int64_t stride, int64_t n_rows, int64_t n,
+                              float *o) {
+    /* a row of weights is four vectors: e^(s - m), summed in f64 pairs */
+    float32x4_t vm[4];
+    float64x2_t sd[8];
+    PL_UNROLL for (int j = 0; j < 4; j++) vm[j] = vld1q_f32(m + 4 * j);
+    PL_UNROLL for (int j = 0; j < 8; j++) sd[j] = vld1q_f64(sum + 2 * j);
+    for (int64_t r = 0; r < n_rows; r++) {
+        float *wr = w + r * PL_ATTN_QB;
+        PL_UNROLL for (int j = 0; j < 4; j++) {
+            const float32x4_t e = exp4(vsubq_f32(vld1q_f32(wr + 4 * j), vm[j]));
+            vst1q_f32(wr + 4 * j, e);
+            sd[2 * j] = vaddq_f64(sd[2 * j], vcvt_f64_f32(vget_low_f32(e)));
+            sd[2 * j + 1] = vaddq_f64(sd[2 * j + 1], vcvt_high_f64_f32(e));
+        }
+    }
+    PL_UNROLL for (int j = 0; j < 8; j++) vst1q_f64(sum + 2 * j, sd[j]);
+    int64_t c = 0;
+    for (; c + 16 <= n; c += 16)
+        for (int i0 = 0; i0 < PL_ATTN_QB; i0 += 4) n_values_tile(w + i0, x + c, stride, n_rows, n, o + i0 * n + c, 4);
+    for (; c + 4 <= n; c += 4)
+        for (int i0 = 0; i0 < PL_ATTN_QB; i0 += 4) n_values_tile(w + i0, x + c, stride, n_rows, n, o + i0 * n + c, 1);
+    for (; c < n; c++)
+        for (int i = 0; i < PL_ATTN_QB; i++) {
+            float acc = o[i * n + c];
+            for (int64_t r = 0; r < n_rows; r++) acc = fmaf(w[r * PL_ATTN_QB + i], x[r * stride + c], acc);
+            o[i * n + c] = acc;
+        }
+}
+
 static const pl_cpu_isa neon = {
     .name = "neon",
     .f16_dot_tier = PL_TIER_NEON,
@@ -353,6 +468,8 @@ static const pl_cpu_isa neon = {
     .mad_round_f16 = n_mad_round_f16,
     .dot_rows2_f16 = n_dot_rows2_f16,
     .axpy_rows2_f16 = n_axpy_rows2_f16,
+    .attn_scores_f32 = n_attn_scores_f32,
+    .attn_values_f32 = n_attn_values_f32,
 };
 
 const pl_cpu_isa *pl_cpu_isa_neon(void) { return &neon; }
