@@ -3,11 +3,17 @@
  * against the scalar reference, each with its stated tolerance:
  *   add, mul (one row broadcast or not), scale, kv_store (f16, f32, odd
  *   offsets), rope (normal, neox, partial rotation, frequency factors, in
- *   place), argmax (ties: the first)         bit for bit
+ *   place; the multi-axis VISION and MROPE_INTERLEAVED modes), gelu (every
+ *   f16 value and the ties between), argmax (ties: the first)
+ *                                            bit for bit
  *   silu_mul, rms_norm, softmax              1e-5 relative + 1e-6 (the
  *                                            device's exp and sqrt, sums in
  *                                            another order than the
  *                                            reference's doubles)
+ *   layer_norm                               1e-6 relative + 1e-6 (f32
+ *                                            work-group sums of the mean
+ *                                            and the variance where the
+ *                                            reference sums in double)
  *   attention                                f32 cache: 2e-6; f16 cache and
  *                                            flash: 2e-3 with at most 10% of
  *                                            the values beyond 1e-5 (a
@@ -17,12 +23,15 @@
  *                                            step moves most values)
  * for heads of 64 and 128 (and odd sizes), grouped-query ratios 1, 2, 4 and
  * 8, 1, 2, 7 and 64 query rows, and contexts past the 2048 positions whose
- * scores fit the device's shared memory (the scratch path).  Also: a chain
+ * scores fit the device's shared memory (the scratch path); not causal
+ * (the vision tower's n_kv > 0: attention_tile.comp, and attention.comp
+ * for heads over 128) over 1, 17, 300, 1100 and 2500 rows.  Also: a chain
  * of dependent ops recorded in one pass with no wait between them gives
  * the result of running them one by one (the barriers are where they must
  * be), and independent ops are recorded without a barrier between them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,28 +161,40 @@ static void test_rows_ops(void) {
     }
 }
 
+/* The device's rope of random x, out of place and in place, bit for bit
+ * against pl_ref_rope; `what` names the case in a failure. */
+static void check_rope(const pl_rope_params *rp, int64_t n_tok, int64_t n_head, int64_t hd, const int32_t *pos,
+                       const char *what) {
+    const int64_t all = n_tok * n_head * hd;
+    float *x = rnd(all, -2, 2), *r = rnd(all, 0, 0), *g = rnd(all, 0, 0);
+    pl_ref_rope(rp, x, r, n_tok, n_head, hd, pos);
+    for (int inplace = 0; inplace < 2; inplace++) {
+        float *dx = dev_f(x, all), *dy = inplace ? dx : vkt_out(&T, (size_t)all * 4);
+        T.c->ops->rope(T.c, rp, dx, dy, n_tok, n_head, hd, pos);
+        if (fetch(g, dy, all, "rope"))
+            CHECK_MSG(same_bits(g, r, (size_t)all * 4), "rope %s%s differs", what, inplace ? " in place" : "");
+        if (!inplace) T.c->ops->release(T.c, dx);
+    }
+    free(x), free(r), free(g);
+}
+
 static void test_rope(void) {
     const int64_t shapes[][3] = {{4, 64, 64}, {8, 128, 128}, {2, 128, 64}, {3, 10, 6}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int mode = 0; mode < 4; mode++) {
             const int64_t n_head = shapes[si][0], hd = shapes[si][1], n_rot = shapes[si][2], n_tok = 7;
             float *ff = rnd(n_rot / 2, 1, 8);
-            pl_rope_params rp = {mode & 1 ? PL_ROPE_NEOX : PL_ROPE_NORMAL, n_rot, 1e6f, mode & 2 ? 0.25f : 1.0f,
-                                 mode & 2 ? ff : NULL};
+            pl_rope_params rp = {.mode = mode & 1 ? PL_ROPE_NEOX : PL_ROPE_NORMAL,
+                                 .n_rot = n_rot,
+                                 .freq_base = 1e6f,
+                                 .freq_scale = mode & 2 ? 0.25f : 1.0f,
+                                 .freq_factors = mode & 2 ? ff : NULL};
             int32_t pos[7] = {0, 1, 2, 100, 4095, 70000, 3};
-            const int64_t all = n_tok * n_head * hd;
-            float *x = rnd(all, -2, 2), *r = rnd(all, 0, 0), *g = rnd(all, 0, 0);
-            pl_ref_rope(&rp, x, r, n_tok, n_head, hd, pos);
-            for (int inplace = 0; inplace < 2; inplace++) {
-                float *dx = dev_f(x, all), *dy = inplace ? dx : vkt_out(&T, (size_t)all * 4);
-                T.c->ops->rope(T.c, &rp, dx, dy, n_tok, n_head, hd, pos);
-                if (fetch(g, dy, all, "rope"))
-                    CHECK_MSG(same_bits(g, r, (size_t)all * 4), "rope %s heads %lld hd %lld n_rot %lld%s%s differs",
-                              mode & 1 ? "neox" : "normal", (long long)n_head, (long long)hd, (long long)n_rot,
-                              mode & 2 ? " freq factors" : "", inplace ? " in place" : "");
-                if (!inplace) T.c->ops->release(T.c, dx);
-            }
-            free(ff), free(x), free(r), free(g);
+            char what[128];
+            snprintf(what, sizeof what, "%s heads %lld hd %lld n_rot %lld%s", mode & 1 ? "neox" : "normal",
+                     (long long)n_head, (long long)hd, (long long)n_rot, mode & 2 ? " freq factors" : "");
+            check_rope(&rp, n_tok, n_head, hd, pos, what);
+            free(ff);
         }
 }
 
@@ -201,6 +222,48 @@ static void test_kv_store(void) {
             }
 }
 
+/* the largest |device - reference| of the non-causal cases: f32 default,
+ * and f16 cache or flash (printed) */
+static double nc_err[2];
+
+/* One attention call against the reference: n_tok query rows; causal
+ * (ap->n_kv == 0) from pos0, or over ap->n_kv rows (pos0 then ignored by
+ * both).  Bounds as the file's comment says. */
+static void check_attention(const pl_attn_params *ap, int64_t n_tok, int64_t pos0) {
+    const int f16 = ap->kv_type == PL_TYPE_F16, flash = ap->flash;
+    const int64_t nh = ap->n_head, nkv = ap->n_head_kv, hd = ap->head_dim;
+    const int64_t n_kv = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok, all = n_tok * nh * hd;
+    const size_t cb = (size_t)(n_kv * nkv * hd) * (f16 ? 2 : 4);
+    float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
+    void *k = malloc(cb), *v = malloc(cb);
+    pl_ref_kv_store(ap->kv_type, kf, k, n_kv * nkv * hd);
+    pl_ref_kv_store(ap->kv_type, vf, v, n_kv * nkv * hd);
+    float *q = rnd(all, -2, 2), *r = rnd(all, 0, 0), *g = rnd(all, 0, 0);
+    CHECK(pl_ref_attention(ap, q, k, v, n_tok, pos0, r) == POCKETLLM_OK);
+    void *dk = vkt_buf(&T, k, cb), *dv = vkt_buf(&T, v, cb);
+    float *dq = dev_f(q, all), *dy = vkt_out(&T, (size_t)all * 4);
+    T.c->ops->attention(T.c, ap, dq, dk, dv, n_tok, pos0, dy);
+    char what[160];
+    snprintf(what, sizeof what, "attention %s%s%s heads %lld/%lld hd %lld tok %lld %s %lld", f16 ? "f16" : "f32",
+             flash ? " flash" : "", ap->n_kv > 0 ? " non-causal" : "", (long long)nh, (long long)nkv, (long long)hd,
+             (long long)n_tok, ap->n_kv > 0 ? "n_kv" : "pos0", (long long)(ap->n_kv > 0 ? n_kv : pos0));
+    if (fetch(g, dy, all, what)) {
+        const double tol = f16 || flash ? 2e-3 : 2e-6;
+        CHECK_MSG(worst(g, r, all, tol, tol) <= 1, "%s", what);
+        const double off = share_off(g, r, all, 1e-5, 1e-5);
+        CHECK_MSG(off <= 0.10 || off * (double)all <= (double)hd, "%s: %.1f%% of the values off", what, off * 100);
+        if (ap->n_kv > 0)
+            for (int64_t i = 0; i < all; i++) {
+                const double e = fabs((double)g[i] - (double)r[i]);
+                if (e > nc_err[f16 || flash]) nc_err[f16 || flash] = e;
+            }
+    }
+    T.c->ops->release(T.c, dk);
+    T.c->ops->release(T.c, dv);
+    T.c->ops->release(T.c, dq);
+    free(kf), free(vf), free(k), free(v), free(q), free(r), free(g);
+}
+
 static void test_attention(void) {
     /* heads, KV heads, head size: GQA 1, 2, 4, 8; heads of 64 and 128 */
     const int64_t shapes[][3] = {{4, 4, 64}, {8, 4, 128}, {16, 4, 64}, {16, 2, 128}, {6, 3, 72}, {3, 1, 10}};
@@ -209,37 +272,157 @@ static void test_attention(void) {
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int mode = 0; mode < 4; mode++)
             for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-                const int f16 = mode & 1, flash = mode >> 1;
-                const int64_t nh = shapes[si][0], nkv = shapes[si][1], hd = shapes[si][2];
-                const int64_t n_tok = cases[ci][0], pos0 = cases[ci][1], n_kv = pos0 + n_tok, all = n_tok * nh * hd;
-                if (n_kv > 2000 && si > 1) continue; /* the long contexts on two shapes are enough */
-                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash};
-                const size_t cb = (size_t)(n_kv * nkv * hd) * (f16 ? 2 : 4);
-                float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
-                void *k = malloc(cb), *v = malloc(cb);
-                pl_ref_kv_store(ap.kv_type, kf, k, n_kv * nkv * hd);
-                pl_ref_kv_store(ap.kv_type, vf, v, n_kv * nkv * hd);
-                float *q = rnd(all, -2, 2), *r = rnd(all, 0, 0), *g = rnd(all, 0, 0);
-                CHECK(pl_ref_attention(&ap, q, k, v, n_tok, pos0, r) == POCKETLLM_OK);
-                void *dk = vkt_buf(&T, k, cb), *dv = vkt_buf(&T, v, cb);
-                float *dq = dev_f(q, all), *dy = vkt_out(&T, (size_t)all * 4);
-                T.c->ops->attention(T.c, &ap, dq, dk, dv, n_tok, pos0, dy);
-                if (fetch(g, dy, all, "attention")) {
-                    const double tol = f16 || flash ? 2e-3 : 2e-6;
-                    CHECK_MSG(worst(g, r, all, tol, tol) <= 1, "attention %s%s heads %lld/%lld hd %lld tok %lld pos0 %lld",
-                              f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv, (long long)hd,
-                              (long long)n_tok, (long long)pos0);
-                    const double off = share_off(g, r, all, 1e-5, 1e-5);
-                    CHECK_MSG(off <= 0.10 || off * (double)all <= (double)hd,
-                              "attention %s%s heads %lld/%lld hd %lld tok %lld pos0 %lld: %.1f%% of the values off",
-                              f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv, (long long)hd,
-                              (long long)n_tok, (long long)pos0, off * 100);
-                }
-                T.c->ops->release(T.c, dk);
-                T.c->ops->release(T.c, dv);
-                T.c->ops->release(T.c, dq);
-                free(kf), free(vf), free(k), free(v), free(q), free(r), free(g);
+                const int64_t n_tok = cases[ci][0], pos0 = cases[ci][1];
+                if (pos0 + n_tok > 2000 && si > 1) continue; /* the long contexts on two shapes are enough */
+                const pl_attn_params ap = {.n_head = shapes[si][0],
+                                           .n_head_kv = shapes[si][1],
+                                           .head_dim = shapes[si][2],
+                                           .scale = 1.0f / sqrtf((float)shapes[si][2]),
+                                           .kv_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
+                                           .flash = mode >> 1};
+                check_attention(&ap, n_tok, pos0);
             }
+}
+
+/* Not causal (n_kv > 0: the vision tower's): the tower's heads (16 of 64),
+ * qwen-like heads of 128 with GQA, odd sizes, and heads of 256 (too large
+ * for attention_tile.comp: attention.comp's path); n_kv 1, 17, 300 and
+ * 1100, with as many queries (the tower's self-attention) up to 300, fewer
+ * beyond (lavapipe runs the shaders on the CPU), and 2500 rows (past
+ * attention.comp's shared scores); pos0 is passed as garbage (unused). */
+static void test_attention_noncausal(void) {
+    const int64_t shapes[][3] = {{16, 16, 64}, {8, 2, 128}, {6, 3, 72}, {3, 1, 10}, {2, 2, 256}};
+    const int64_t cases[][2] = {{1, 1}, {17, 17}, {5, 300}, {300, 300}, {9, 1100}, {3, 2500}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int mode = 0; mode < 4; mode++)
+            for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+                const int64_t n_tok = cases[ci][0], n_kv = cases[ci][1];
+                /* the tower's own square case once a cache type, in its
+                 * default arithmetic (libmtmd's); the long ones on the
+                 * tower's heads and the large ones */
+                if (n_tok == 300 && (si != 0 || mode > 0)) continue;
+                if (n_kv > 1000 && si != 0 && si != 4) continue;
+                const pl_attn_params ap = {.n_head = shapes[si][0],
+                                           .n_head_kv = shapes[si][1],
+                                           .head_dim = shapes[si][2],
+                                           .scale = 1.0f / sqrtf((float)shapes[si][2]),
+                                           .kv_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
+                                           .flash = mode >> 1,
+                                           .n_kv = n_kv};
+                check_attention(&ap, n_tok, 12345);
+            }
+    fprintf(stderr, "non-causal attention: max |error| %.3g (f32 default), %.3g (f16 cache or flash)\n", nc_err[0],
+            nc_err[1]);
+}
+
+/* layer norm, with and without weight and bias, rows of the tower's width
+ * (1024), the text model's (2048), short and odd ones, and rows far from
+ * zero mean (where E[x^2] - mean^2 would cancel). */
+static void test_layer_norm(void) {
+    double most = 0;
+    const int64_t shapes[][2] = {{1, 1}, {1, 64}, {16, 1024}, {3, 1000}, {5, 2048}, {64, 1152}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int64_t rows = shapes[si][0], n = shapes[si][1], all = rows * n;
+        float *x = rnd(all, -3, 3), *w = rnd(n, 0.5f, 1.5f), *b = rnd(n, -1, 1), *r = rnd(all, 0, 0),
+              *g = rnd(all, 0, 0);
+        for (int64_t i = 0; i < n; i++) x[(rows - 1) * n + i] += 100.0f; /* the last row: mean ~100 */
+        for (int wb = 0; wb < 4; wb++) {
+            const float *hw = wb & 1 ? w : NULL, *hb = wb & 2 ? b : NULL;
+            float *dx = dev_f(x, all), *dw = dev_f(w, n), *db = dev_f(b, n), *dy = vkt_out(&T, (size_t)all * 4);
+            pl_ref_layer_norm(x, hw, hb, r, rows, n, 1e-6f);
+            T.c->ops->layer_norm(T.c, dx, hw ? dw : NULL, hb ? db : NULL, dy, rows, n, 1e-6f);
+            if (fetch(g, dy, all, "layer_norm")) {
+                const double wv = worst(g, r, all, 1e-6, 1e-6);
+                if (wv > most) most = wv;
+                CHECK_MSG(wv <= 1, "layer_norm %lldx%lld%s%s: worst %.3g of the bound",
+                          (long long)rows, (long long)n, hw ? " weight" : "", hb ? " bias" : "",
+                          wv);
+            }
+            T.c->ops->release(T.c, dx);
+            T.c->ops->release(T.c, dw);
+            T.c->ops->release(T.c, db);
+        }
+        free(x), free(w), free(b), free(r), free(g);
+    }
+    fprintf(stderr, "layer_norm: worst error %.3g of the bound (1e-6 + 1e-6 |ref|)\n", most);
+}
+
+/* gelu, bit for bit: every f16 value, the midpoints between neighbours
+ * (ties of the rounding to f16), +-10 and its neighbours, zeros, infinities,
+ * NaN, and random values over [-12, 12]; in place and not. */
+static void test_gelu(void) {
+    const int64_t n = 65536 * 2 + 4096 + 16;
+    float *x = malloc((size_t)n * sizeof *x), *r = rnd(n, 0, 0), *g = rnd(n, 0, 0);
+    int64_t k = 0;
+    for (uint32_t h = 0; h < 65536; h++) x[k++] = pl_f16_to_f32((uint16_t)h);
+    for (uint32_t h = 0; h < 65536; h++) {
+        const float a = pl_f16_to_f32((uint16_t)h), b = pl_f16_to_f32((uint16_t)(h + 1));
+        x[k++] = isfinite(a) && isfinite(b) ? a + (b - a) * 0.5f : 1.0f;
+    }
+    const float special[16] = {10.0f, -10.0f, nextafterf(10.0f, 0.0f), -nextafterf(10.0f, 0.0f),
+                               nextafterf(10.0f, 20.0f), -nextafterf(10.0f, 20.0f), 0.0f, -0.0f, INFINITY,
+                               -INFINITY, NAN, 9.9990234375f, -9.9990234375f, 1e-30f, -1e-30f, 65520.0f};
+    for (int i = 0; i < 16; i++) x[k++] = special[i];
+    while (k < n) x[k++] = -12.0f + 24.0f * pl_rng_uniform(&rng);
+    pl_ref_gelu(x, r, n);
+    for (int inplace = 0; inplace < 2; inplace++) {
+        float *dx = dev_f(x, n), *dy = inplace ? dx : vkt_out(&T, (size_t)n * 4);
+        T.c->ops->gelu(T.c, dx, dy, n);
+        if (fetch(g, dy, n, "gelu")) {
+            int64_t bad = 0, first = -1;
+            for (int64_t i = 0; i < n; i++)
+                if (memcmp(&g[i], &r[i], 4) != 0 && bad++ == 0) first = i;
+            CHECK_MSG(bad == 0, "gelu%s: %lld of %lld values differ from the reference (first: x %.9g -> %.9g, ref %.9g)",
+                      inplace ? " in place" : "", (long long)bad, (long long)n, first >= 0 ? x[first] : 0.0,
+                      first >= 0 ? g[first] : 0.0, first >= 0 ? r[first] : 0.0);
+        }
+        if (!inplace) T.c->ops->release(T.c, dx);
+    }
+    free(x), free(r), free(g);
+}
+
+/* The multi-axis rope modes, bit for bit: the tower's (VISION, heads of 64,
+ * sections {16,16,16,16}, positions (row, column, row, column) of a patch
+ * grid) and Qwen3-VL's text model's (MROPE_INTERLEAVED, heads of 128,
+ * sections {24,20,20,0}, an image span's (t, h, w) after text); in place
+ * and not; and more tokens than one angle table of the ring holds. */
+static void test_rope_multi(void) {
+    struct {
+        int mode;
+        int64_t n_head, hd, n_tok;
+        int32_t sec[4];
+        float base;
+    } cases[] = {
+        {PL_ROPE_VISION, 16, 64, 48, {16, 16, 16, 16}, 10000.0f},
+        {PL_ROPE_VISION, 3, 64, 7, {16, 16, 16, 16}, 10000.0f},
+        {PL_ROPE_MROPE_INTERLEAVED, 16, 128, 40, {24, 20, 20, 0}, 5e6f},
+        {PL_ROPE_MROPE_INTERLEAVED, 8, 128, 5, {24, 20, 20, 0}, 1e6f},
+        {PL_ROPE_VISION, 1, 64, 17000, {16, 16, 16, 16}, 10000.0f}, /* tables in chunks */
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t n_head = cases[ci].n_head, hd = cases[ci].hd, n_tok = cases[ci].n_tok;
+        pl_rope_params rp = {.mode = cases[ci].mode, .n_rot = hd, .freq_base = cases[ci].base, .freq_scale = 1.0f};
+        memcpy(rp.sections, cases[ci].sec, sizeof rp.sections);
+        int32_t *pos = malloc((size_t)(4 * n_tok) * sizeof *pos);
+        for (int64_t t = 0; t < n_tok; t++) {
+            if (rp.mode == PL_ROPE_VISION) {
+                const int32_t row = (int32_t)(t / 8), col = (int32_t)(t % 8);
+                pos[t] = row, pos[n_tok + t] = col, pos[2 * n_tok + t] = row, pos[3 * n_tok + t] = col;
+            } else {
+                /* text, then an image span at t = 9 with a 4-wide grid */
+                const int32_t img = t >= 9 && t < 33, i = (int32_t)(t - 9);
+                pos[t] = img ? 9 : (int32_t)(t < 9 ? t : t - 24 + 9 + 6);
+                pos[n_tok + t] = img ? 9 + i / 4 : pos[t];
+                pos[2 * n_tok + t] = img ? 9 + i % 4 : pos[t];
+                pos[3 * n_tok + t] = 0;
+            }
+        }
+        char what[128];
+        snprintf(what, sizeof what, "%s heads %lld hd %lld tokens %lld", rp.mode == PL_ROPE_VISION ? "vision" : "imrope",
+                 (long long)n_head, (long long)hd, (long long)n_tok);
+        check_rope(&rp, n_tok, n_head, hd, pos, what);
+        free(pos);
+    }
 }
 
 /* y = ((x + x) * x) + 1 * ..., recorded in one pass: every op reads the
@@ -291,6 +474,10 @@ int main(void) {
     test_kv_store();
     test_ordering();
     test_attention();
+    test_layer_norm();
+    test_gelu();
+    test_rope_multi();
+    test_attention_noncausal();
     vkt_close(&T);
     TEST_DONE();
 }

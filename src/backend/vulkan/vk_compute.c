@@ -1,13 +1,14 @@
 /*
  * vk_compute.c -- the Vulkan backend's compute instance: memory the graph
  * addresses (device buffers under key ranges), uploads and downloads, and
- * the small ops (norms, elementwise, softmax, argmax).  The matrix ops and
+ * the small ops (norms, elementwise, GELU, softmax, argmax).  The matrix ops and
  * attention are in vk_ops_matmul.c and vk_ops_attention.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/vulkan/vk_compute.h"
+#include "ops/ref.h"
 #include "ops/ops.h"
 #include "base/error.h"
 #include "quant/types.h"
@@ -159,6 +160,72 @@ static void vk_silu_mul(pl_compute *c, const float *g, const float *u, float *y,
  * per-head norms of qwen3), 256 otherwise. */
 static uint32_t row_wg(int64_t n) { return n <= 64 ? 64 : 256; }
 
+static void vk_layer_norm(pl_compute *c, const float *x, const float *w, const float *b, float *y, int64_t rows,
+                          int64_t n, float eps) {
+    pl_vk_compute *vc = pl_vkc(c);
+    struct {
+        uint32_t x[2], w[2], b[2], y[2];
+        uint32_t n, has_w, has_b;
+        float eps;
+    } pc = {.n = (uint32_t)n, .has_w = w != NULL, .has_b = b != NULL, .eps = eps};
+    const size_t bytes = (size_t)(rows * n) * 4;
+    const VkDeviceAddress xa = pl_vk_operand(vc, x, bytes, "layer_norm");
+    const VkDeviceAddress wa = w ? pl_vk_operand(vc, w, (size_t)n * 4, "layer_norm") : xa;
+    const VkDeviceAddress ba = b ? pl_vk_operand(vc, b, (size_t)n * 4, "layer_norm") : xa;
+    const VkDeviceAddress ya = pl_vk_operand(vc, y, bytes, "layer_norm");
+    if (c->status || rows == 0 || n == 0) return;
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.w, wa);
+    pl_vk_put_addr(pc.b, ba);
+    pl_vk_put_addr(pc.y, ya);
+    const pl_vk_range rd[3] = {{xa, xa + bytes}, {wa, wa + (w ? (size_t)n * 4 : 0)}, {ba, ba + (b ? (size_t)n * 4 : 0)}};
+    const pl_vk_range wr = {ya, ya + bytes};
+    uint32_t g[3], spec[1] = {row_wg(n)};
+    pl_vk_grid((uint64_t)rows, g);
+    pl_vk_dispatch(vc, "layer_norm", spec, 1, &pc, sizeof pc, g, rd, 3, &wr, 1);
+}
+
+/* gelu's table, the reference's own (pl_gelu_f16_table: f16 bits by the
+ * f16 bits of x), copied to the device on first use: the device then gives
+ * the reference's values whatever its own tanh does. */
+static VkDeviceAddress gelu_table(pl_vk_compute *vc) {
+    if (vc->gelu_tab) return vc->gelu_tab->addr;
+    const size_t bytes = 65536 * sizeof(uint16_t);
+    pocketllm_status st = pl_vk_buffer_new(vc->d, bytes, PL_VK_MEM_DEVICE, "gelu's table", &vc->gelu_tab);
+    if (st) {
+        pl_compute_fail(&vc->base, st);
+        return 0;
+    }
+    const VkDeviceAddress a = pl_vk_ring_put(vc, pl_gelu_f16_table(), bytes);
+    if (!a) {
+        pl_vk_buffer_free(vc->d, vc->gelu_tab);
+        vc->gelu_tab = NULL;
+        return 0;
+    }
+    pl_vk_copy(vc, vc->ring->buf, (size_t)(a - vc->ring->addr), a, vc->gelu_tab->buf, 0, vc->gelu_tab->addr, bytes);
+    return vc->gelu_tab->addr;
+}
+
+static void vk_gelu(pl_compute *c, const float *x, float *y, int64_t n) {
+    pl_vk_compute *vc = pl_vkc(c);
+    struct {
+        uint32_t x[2], y[2], table[2];
+        uint32_t n;
+    } pc = {.n = (uint32_t)n};
+    const VkDeviceAddress xa = pl_vk_operand(vc, x, (size_t)n * 4, "gelu");
+    const VkDeviceAddress ya = pl_vk_operand(vc, y, (size_t)n * 4, "gelu");
+    const VkDeviceAddress ta = c->status || n <= 0 ? 0 : gelu_table(vc);
+    if (c->status || n <= 0) return;
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.y, ya);
+    pl_vk_put_addr(pc.table, ta);
+    const pl_vk_range rd[2] = {{xa, xa + (size_t)n * 4}, {ta, ta + 65536 * 2}};
+    const pl_vk_range wr = {ya, ya + (size_t)n * 4};
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    pl_vk_grid(((uint64_t)n + PL_VK_WG - 1) / PL_VK_WG, g);
+    pl_vk_dispatch(vc, "gelu", spec, 1, &pc, sizeof pc, g, rd, 2, &wr, 1);
+}
+
 static void vk_rms_norm(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps) {
     pl_vk_compute *vc = pl_vkc(c);
     struct {
@@ -238,6 +305,7 @@ static void vk_free(pl_compute *c) {
     pl_vk_buffer_free(d, vc->readback);
     pl_vk_buffer_free(d, vc->act);
     pl_vk_buffer_free(d, vc->scores);
+    pl_vk_buffer_free(d, vc->gelu_tab);
     if (vc->fence) d->fn.vkDestroyFence(d->dev, vc->fence, NULL);
     if (vc->pool) d->fn.vkDestroyCommandPool(d->dev, vc->pool, NULL);
     free(vc->rope_pos);
@@ -259,6 +327,8 @@ static const pl_compute_ops vk_ops = {
     .mul = vk_mul,
     .scale = vk_scale,
     .silu_mul = vk_silu_mul,
+    .layer_norm = vk_layer_norm,
+    .gelu = vk_gelu,
     .softmax = vk_softmax,
     .rope = pl_vk_rope,
     .kv_store = pl_vk_kv_store,

@@ -57,8 +57,10 @@ typedef struct pl_vk_compute {
      * parameters are the same (q and k of every layer of a pass) */
     VkDeviceAddress rope_addr;
     pl_rope_params rope_rp;
-    int32_t *rope_pos;
+    int32_t *rope_pos;         /* n_tok positions, or 4 x n_tok (multi-axis modes) */
     int64_t rope_n, rope_cap;
+    /* gelu's table (65536 f16 values by f16 bits), copied on first use */
+    pl_vk_buffer *gelu_tab;
     /* counters (tests and bench) */
     uint64_t n_dispatch, n_barrier, n_submit;
     /* POCKETLLM_VK_PROFILE=1: every dispatch waited for and timed, the

@@ -1,6 +1,8 @@
 #version 450
 // attention.comp -- causal grouped-query attention of one query row and
-// head per work group against the KV cache, in llama.cpp's arithmetic
+// head per work group against the KV cache (or not causal, every query
+// reading the same n_kv_all rows: a vision tower whose heads are too large
+// for attention_tile.comp), in llama.cpp's arithmetic
 // (the reference, src/ops/ref_attention.c):
 //   scores  s_j = (q rounded to the cache type) . k_j * scale, j <= own position
 //   default softmax over the s_j, each weight rounded to the cache type,
@@ -24,6 +26,7 @@ layout(push_constant) uniform P {
     uint score_stride;     // floats per work group row in the scratch
     float scale;
     uint flags;            // 1: f16 cache, 2: flash
+    uint n_kv_all;         // > 0: not causal, every query reads rows 0 .. n_kv_all-1
 } p;
 
 shared float sh_scores[SH_SCORES];
@@ -40,7 +43,7 @@ void main() {
     const uint tid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
     const uint h = p.h0 + gl_WorkGroupID.x, t = p.t0 + gl_WorkGroupID.y;
     const uint hd = p.head_dim, kvh = h / (p.n_head / p.n_head_kv);
-    const uint n_kv = p.pos0 + t + 1u;
+    const uint n_kv = p.n_kv_all != 0u ? p.n_kv_all : p.pos0 + t + 1u;
     const bool flash = (p.flags & 2u) != 0u;
     const bool round16 = flash || f16c(); // the type q and the weights are rounded to
     const bool in_shared = n_kv <= SH_SCORES;
