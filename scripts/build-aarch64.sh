@@ -7,7 +7,9 @@
 #
 # Installs what it needs when missing (as root): gcc-aarch64-linux-gnu,
 # qemu-user-static (to run the tests), the arm64 development packages of
-# cJSON and libmicrohttpd (Debian multiarch: dpkg --add-architecture arm64),
+# cJSON, libmicrohttpd, libjpeg-turbo, libpng (and zlib) and libwebp
+# (Debian multiarch: dpkg --add-architecture arm64; the image libraries'
+# own .a archives serve the static CLI),
 # and for the static CLI the Debian sources of both, built here without
 # TLS (Debian's libmicrohttpd needs GnuTLS, whose static closure Debian does
 # not ship).  Everything is cached under build-aarch64/.
@@ -31,6 +33,8 @@ have_arm64() { dpkg-query -W -f='${Status}' "$1:arm64" 2>/dev/null | grep -q "in
 arm64=()
 have_arm64 libcjson-dev || arm64+=(libcjson-dev:arm64)
 have_arm64 libmicrohttpd-dev || arm64+=(libmicrohttpd-dev:arm64)
+# the image decoders (their .a archives too, for the static CLI; zlib for libpng's)
+for p in libjpeg62-turbo-dev libpng-dev libwebp-dev zlib1g-dev; do have_arm64 $p || arm64+=($p:arm64); done
 if [ ${#need[@]} -gt 0 ] || [ ${#arm64[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "build-aarch64: missing packages (${need[*]} ${arm64[*]}) and not root; run as root" >&2

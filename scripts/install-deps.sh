@@ -10,6 +10,8 @@ PACKAGES=(
   clang libclang-rt-14-dev       # libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer
   libcjson-dev                   # JSON output of the CLI (and the server's requests)
   libmicrohttpd-dev              # the HTTP server of `pocketllm serve`
+  libjpeg62-turbo-dev libpng-dev libwebp-dev # image input: JPEG, PNG and WebP decoding (src/vision/image_*.c)
+  imagemagick                    # the image tests' reference decoder and test-image writer (tests only)
   binutils                       # nm: the export check
   python3                        # test scripts (JSON checks)
   python3-jinja2                 # the reference renderer of the chat-template tests (tests only)

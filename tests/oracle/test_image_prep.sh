@@ -14,7 +14,9 @@
 # libmtmd side also checks that its full context tokenizes the image into
 # (nx / 32) x (ny / 32) merged tokens.  Then `pl_image_prep selftest`:
 # the refusals, and a 100-megapixel image within the budget in bounded
-# memory.
+# memory.  And the whole path of a file: our decode + preprocessing
+# against libmtmd's (exact for PNG, alpha and grayscale JPEG; a colour
+# JPEG within 0.04, stb_image not being libjpeg-turbo).
 #
 # The vision tower is the 2-block Qwen3-VL-2B shape in f16 (the
 # preprocessing reads only its hyperparameters), paired with a one-layer
@@ -91,6 +93,60 @@ compare "$PL_TMP/img_1024x1024.png" --max-tokens 100
 compare "$PL_TMP/img_3000x200.png" --max-tokens 64
 compare "$PL_TMP/img_333x777.png" --min-tokens 2000
 compare "$PL_TMP/img_17x17.png" --min-tokens 64 --max-tokens 256
+
+# Decoding and preprocessing together: OUR decode (pl_image_decode: libjpeg-
+# turbo, libpng) of IMAGE, preprocessed, against libmtmd's preprocessing of
+# REF (its own stb_image decode; REF is IMAGE unless given) -- the whole path
+# a user's file takes.  decoded IMAGE BOUND [REF]
+DEC=$PL_TOOLS/pl_image_decode
+decoded() {
+    local image=$1 bound=$2 ref=${3:-$1} what
+    what="decoded by us: $(basename "$image")"
+    ok
+    if ! "$PL_MTMD" preprocess "$PL_TMP/text.gguf" "$PL_TMP/mmproj.gguf" "$ref" --out-rgb "$PL_TMP/rgb" \
+            --out "$PL_TMP/ref.f32" >"$PL_TMP/ref" 2>"$PL_TMP/err"; then
+        fail "pl_mtmd preprocess $what: $(head -c 400 "$PL_TMP/err")"
+        return
+    fi
+    ok
+    if ! "$DEC" "$image" --out "$PL_TMP/ours.rgb" >"$PL_TMP/dec" 2>"$PL_TMP/err"; then
+        fail "pl_image_decode $what: $(head -c 400 "$PL_TMP/err")"
+        return
+    fi
+    local w h nx ny
+    w=$(awk '$1 == "width" {print $2}' "$PL_TMP/dec"); h=$(awk '$1 == "height" {print $2}' "$PL_TMP/dec")
+    nx=$(awk '$1 == "nx" {print $2}' "$PL_TMP/ref"); ny=$(awk '$1 == "ny" {print $2}' "$PL_TMP/ref")
+    ok
+    if "$PREP" "$PL_TMP/ours.rgb" "$w" "$h" "$PL_TMP/ref.f32" "$nx" "$ny" --max-diff "$bound" >"$PL_TMP/cmp" 2>&1; then
+        echo "$what: $(tr '\n' ' ' <"$PL_TMP/cmp")" >&2
+    else
+        fail "$what: $(tr '\n' ' ' <"$PL_TMP/cmp")"
+    fi
+}
+if command -v convert >/dev/null && [ -x "$DEC" ]; then
+    # the PNGs decode the same in both (lossless): the same floats
+    decoded "$PL_TMP/img_800x600.png" 0
+    decoded "$PL_TMP/img_3000x200.png" 0
+    # a grayscale JPEG: libjpeg-turbo and stb_image agree on it here (0)
+    convert -size 300x200 gradient:red-blue -colorspace Gray -quality 90 "$PL_TMP/gray.jpg"
+    decoded "$PL_TMP/gray.jpg" 0
+    # a colour JPEG: stb_image's IDCT, chroma upsampling and colour
+    # conversion are not libjpeg-turbo's; on test-1.jpeg the decodes differ
+    # by up to 3 levels in 5% of the bytes (oracle/test_image_decode.sh),
+    # 0.0314 (4 levels / 255 / std 0.5) after preprocessing: bounded at 0.04.
+    # libjpeg-turbo is what Pillow, and so the model's own training
+    # pipeline, decodes with.
+    decoded "$JPEG" 0.04
+    # alpha: ours composites on white; libmtmd drops alpha, so its input is
+    # ImageMagick's 8-bit flattening of the same image, which our
+    # compositing reproduces exactly
+    convert -size 256x160 gradient:red-blue -alpha set -channel A -fx 'i/w' +channel -depth 8 "PNG32:$PL_TMP/alpha.png"
+    convert "$PL_TMP/alpha.png" -background white -flatten -depth 8 "PNG24:$PL_TMP/alpha_flat.png"
+    decoded "$PL_TMP/alpha.png" 0 "$PL_TMP/alpha_flat.png"
+else
+    ok
+    fail "no ImageMagick convert or no $DEC: the decode + preprocessing comparisons cannot run (scripts/install-deps.sh installs imagemagick)"
+fi
 
 # no reference needed: the refusals, and 100 megapixels in bounded memory
 expect_rc 0 "$PREP" selftest
