@@ -26,7 +26,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* getrusage */
 #endif
-#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,33 +37,11 @@
 #include "pocketllm.h"
 #include "vision/image_prep.h"
 
-static void die(const char *fmt, const char *arg) {
-    fprintf(stderr, "pl_image_prep: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    exit(2);
-}
+#define TOOL_NAME "pl_image_prep"
+#include "tool_io.h"
 
-static unsigned long parse_u(const char *s) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-') die("not a number: '%s'", s);
-    return v;
-}
-
-static void *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) die("cannot open %s", path);
-    if (fseek(f, 0, SEEK_END)) die("cannot seek %s", path);
-    long sz = ftell(f);
-    if (sz < 0 || fseek(f, 0, SEEK_SET)) die("cannot size %s", path);
-    void *p = malloc((size_t)sz + 1);
-    if (!p || fread(p, 1, (size_t)sz, f) != (size_t)sz) die("cannot read %s", path);
-    fclose(f);
-    *n = (size_t)sz;
-    return p;
-}
+/* a count: a whole number >= 0 */
+static unsigned long parse_u(const char *s) { return (unsigned long)parse_l(s, 0, LONG_MAX); }
 
 static int st_fails;
 
