@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 1
+#define POCKETLLM_ABI_MINOR 2
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -423,6 +423,114 @@ POCKETLLM_API uint32_t pocketllm_session_seq_n_past(const pocketllm_session *s, 
 POCKETLLM_API pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t seq, uint32_t n_past);
 
 /* ------------------------------------------------------------------ */
+/* Images in: a vision tower (mmproj) beside a text model  (ABI 2.2)   */
+/* ------------------------------------------------------------------ */
+
+/* A Qwen3-VL vision tower -- an mmproj GGUF as llama.cpp's converter
+ * writes it (clip.projector_type qwen3vl_merger) -- opened for one text
+ * model (a qwen3vl checkpoint), on that model's device.  A prompt names
+ * where each image goes with the media marker; pocketllm_session_eval_media
+ * composes and evaluates it as llama.cpp's libmtmd does: the text pieces
+ * between markers tokenized one by one, each image as <|vision_start|>,
+ * its merged tokens in raster order at Qwen3-VL's multi-axis positions,
+ * <|vision_end|>. */
+typedef struct pocketllm_mmproj pocketllm_mmproj;
+
+typedef struct pocketllm_mmproj_params {
+    uint32_t image_min_tokens; /* an image's token budget (llama.cpp's --image-min-tokens /
+                                * --image-max-tokens); 0 = the defaults, 8 and 4096 */
+    uint32_t image_max_tokens;
+} pocketllm_mmproj_params;
+
+POCKETLLM_API pocketllm_mmproj_params pocketllm_mmproj_default_params(void);
+/* Open the tower at `path` for `model` (which must stay open while the
+ * tower is).  Fails with a message for a file that is not a Qwen3-VL
+ * tower, one whose output width or DeepStack count does not match the text
+ * model, or token limits the preprocessing cannot use. */
+POCKETLLM_API pocketllm_status pocketllm_mmproj_open(pocketllm_model *model, const char *path,
+                                                     const pocketllm_mmproj_params *params, pocketllm_mmproj **out);
+POCKETLLM_API void pocketllm_mmproj_close(pocketllm_mmproj *mm);
+
+/* What the tower's file says, and the token limits it was opened with. */
+typedef struct pocketllm_mmproj_info {
+    char projector[32];         /* clip.projector_type, e.g. "qwen3vl_merger" */
+    uint32_t n_embd;            /* the tower's width */
+    uint32_t n_layer, n_head, n_ff;
+    uint32_t patch_size;        /* pixels per patch side */
+    uint32_t n_merge;           /* patches merged per token side (2: 2x2 patches a token) */
+    uint32_t image_size;        /* the side the learned position table was made for */
+    uint32_t n_embd_text;       /* width of an output token: the text model's n_embd */
+    uint32_t n_deepstack;       /* DeepStack feature sets per token */
+    uint32_t image_min_tokens, image_max_tokens;
+} pocketllm_mmproj_info;
+
+POCKETLLM_API pocketllm_status pocketllm_mmproj_get_info(const pocketllm_mmproj *mm, pocketllm_mmproj_info *out);
+
+/* A decoded image: 8-bit RGB.  JPEG, PNG and WebP are read (told apart by
+ * their bytes; grayscale and CMYK become RGB, transparency is composited
+ * onto white, EXIF orientation is applied); corrupt, truncated, empty or
+ * oversized data fails with a one-line message. */
+typedef struct pocketllm_image pocketllm_image;
+
+POCKETLLM_API pocketllm_status pocketllm_image_load(const char *path, pocketllm_image **out);
+POCKETLLM_API pocketllm_status pocketllm_image_decode(const void *data, size_t len, pocketllm_image **out);
+/* An image from width x height pixels of R, G, B bytes, row by row from the
+ * top, no padding (copied). */
+POCKETLLM_API pocketllm_status pocketllm_image_from_rgb(const uint8_t *rgb, uint32_t width, uint32_t height,
+                                                        pocketllm_image **out);
+POCKETLLM_API void pocketllm_image_free(pocketllm_image *img);
+POCKETLLM_API uint32_t pocketllm_image_width(const pocketllm_image *img);
+POCKETLLM_API uint32_t pocketllm_image_height(const pocketllm_image *img);
+
+/* The text that marks where an image goes in a prompt: "<__media__>", as
+ * llama.cpp's mtmd_default_marker(). */
+POCKETLLM_API const char *pocketllm_media_marker(void);
+
+/* The tokens an image takes with this tower and its limits -- *nx columns
+ * by *ny rows of merged tokens, *n_tokens = nx x ny cache positions (the
+ * delimiters not counted) -- without running the tower.  Any pointer but
+ * mm and img may be NULL. */
+POCKETLLM_API pocketllm_status pocketllm_mmproj_image_tokens(const pocketllm_mmproj *mm, const pocketllm_image *img,
+                                                             uint32_t *n_tokens, uint32_t *nx, uint32_t *ny);
+
+/* The cache positions a prompt with images takes (text, delimiters and
+ * image tokens: what pocketllm_session_eval_media adds to n_past), without
+ * running the tower; the same checks as eval_media.  mm may be NULL for a
+ * prompt without images.  *n_tokens receives the count; with ids not NULL,
+ * the prompt's ids go there too, each image token as -1 (the same buffer
+ * rule as pocketllm_tokenize: when the count exceeds cap the call fails
+ * with POCKETLLM_ERR_INVALID_ARGUMENT and *n_tokens says how many). */
+POCKETLLM_API pocketllm_status pocketllm_media_prompt_tokens(const pocketllm_model *model, const pocketllm_mmproj *mm,
+                                                             const char *text, size_t len,
+                                                             const pocketllm_image *const *images, size_t n_images,
+                                                             int add_special, int parse_special, int32_t *ids,
+                                                             size_t cap, uint32_t *n_tokens);
+
+/* Evaluate len bytes of text holding one media marker per image, images[i]
+ * going where the i-th marker is, after what the session holds (sequence
+ * 0), and leave the logits of the last token (pocketllm_session_logits(s,
+ * -1)) to sample from.  add_special and parse_special are as for
+ * pocketllm_tokenize (BOS first when the vocabulary asks for it; special
+ * tokens written in the text recognised).  Each image runs through the
+ * tower here.  Refused before anything is evaluated: a marker count that
+ * differs from n_images or images without a tower
+ * (POCKETLLM_ERR_INVALID_ARGUMENT), a tower opened for another model, a
+ * prompt longer than the context left (POCKETLLM_ERR_CONTEXT_FULL).  When
+ * a later step fails, the session is back where it was.  mm may be NULL
+ * for a prompt without images. */
+POCKETLLM_API pocketllm_status pocketllm_session_eval_media(pocketllm_session *s, pocketllm_mmproj *mm, const char *text,
+                                                            size_t len, const pocketllm_image *const *images,
+                                                            size_t n_images, int add_special, int parse_special);
+/* pocketllm_session_eval_media on sequence seq of a multi-sequence session
+ * (pocketllm_session_new_multi), after what that sequence holds; the last
+ * token's logits are pocketllm_session_logits(s, -1).  The server runs a
+ * prompt with images this way, on its own sequence.  (ABI 2.2) */
+POCKETLLM_API pocketllm_status pocketllm_session_eval_media_seq(pocketllm_session *s, uint32_t seq, pocketllm_mmproj *mm,
+                                                                const char *text, size_t len,
+                                                                const pocketllm_image *const *images, size_t n_images,
+                                                                int add_special, int parse_special);
+
+/* ------------------------------------------------------------------ */
 /* Synthetic checkpoints: random weights at a real model shape         */
 /* ------------------------------------------------------------------ */
 
@@ -688,6 +796,7 @@ typedef struct pocketllm_fit_row {
     char types[160];        /* the tensor types of the file and how many of each: "f32:11 q4_K:25 ..." */
     uint64_t budget;        /* the budget the row was held to (on a device: --memory at most
                              * what the device offers, else the device's) */
+    uint64_t vision_bytes;  /* with an mmproj: the tower's share, already in total_bytes */
 } pocketllm_fit_row;
 
 typedef struct pocketllm_fit_params {
@@ -710,6 +819,10 @@ typedef struct pocketllm_fit_params {
                              * device (see above) */
     uint64_t device_memory; /* with a device: the most bytes of it a model may use (as
                              * pocketllm_model_params.device_memory); 0 = all it reports */
+    const char *mmproj;     /* a vision tower to count beside every rung (its weights as they
+                             * are in the file, and the activations of the largest image
+                             * image_max_tokens and the context allow), or NULL */
+    uint32_t image_max_tokens; /* merged tokens of the largest image; 0 = 4096 (the default) */
 } pocketllm_fit_params;
 
 typedef struct pocketllm_fit_result {
@@ -719,6 +832,12 @@ typedef struct pocketllm_fit_result {
     uint32_t n_rows;        /* rows in rows[]: the source, then each rung walked */
     pocketllm_fit_row rows[16];
     uint64_t budget;        /* the budget every row was held to */
+    /* with an mmproj: the tower's weights (its file's mapping plus what opening it
+     * allocates, measured) and the activations of one image of vision_tokens merged
+     * tokens (computed from what the tower allocates per patch: measuring the
+     * largest image would mean running it); their sum is every row's vision_bytes */
+    uint64_t vision_weights_bytes, vision_image_bytes;
+    uint32_t vision_tokens, vision_square_side;
 } pocketllm_fit_result;
 
 POCKETLLM_API pocketllm_fit_params pocketllm_fit_default_params(void);
@@ -967,6 +1086,23 @@ POCKETLLM_API pocketllm_status pocketllm_bench_model_info(const pocketllm_model 
  * Allocates nothing beyond the threads. */
 POCKETLLM_API pocketllm_status pocketllm_bench_read_bandwidth(const pocketllm_model *model, int n_threads,
                                                               double *bytes_per_s);
+
+/* One image through a vision tower, timed (`pocketllm bench --mmproj`):
+ * the tower at `mmproj` is opened for `model`; the image is image_path, or
+ * with NULL a synthetic width x height one; after one untimed run, each of
+ * reps runs preprocesses it (token limit max_tokens, 0 = 4096) and encodes
+ * it, and runs[r] gets that run's two times.  The tower's time is
+ * libmtmd's mtmd_encode_chunk's counterpart, the preprocessing mtmd_tokenize's. */
+typedef struct pocketllm_bench_image {
+    uint32_t width, height;           /* the image */
+    uint32_t prep_width, prep_height; /* after preprocessing (what the tower takes) */
+    uint32_t n_tokens;                /* merged tokens out */
+    double prep_ms, encode_ms;        /* this run's preprocessing and tower time */
+} pocketllm_bench_image;
+
+POCKETLLM_API pocketllm_status pocketllm_bench_image_encode(pocketllm_model *model, const char *mmproj,
+                                                            const char *image_path, uint32_t width, uint32_t height,
+                                                            uint32_t max_tokens, int reps, pocketllm_bench_image *runs);
 
 #ifdef __cplusplus
 }

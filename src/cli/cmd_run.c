@@ -2,7 +2,10 @@
  * cmd_run.c -- `pocketllm run`: tokenize a prompt as llama_tokenize(
  * add_special, parse_special) does, evaluate it in one batched prefill,
  * then sample token by token, streaming the text, until an end-of-generation
- * token, -n tokens, or the end of the context.
+ * token, -n tokens, or the end of the context.  With --image (and the
+ * vision tower, --mmproj), the prompt and its images are composed and
+ * evaluated by pocketllm_session_eval_media, as llama.cpp's mtmd-cli does:
+ * a prompt without media markers gets one per image in front of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +17,17 @@
 #include "commands.h"
 #include "run_common.h"
 
+#define MAX_IMAGES 64
+
 typedef struct run_opts {
     run_common common;
     int64_t n_predict;
     pocketllm_sampler_params sp;
     bool seed_given, print_ids, timings;
+    const char *mmproj;
+    const char *images[MAX_IMAGES];
+    int n_images;
+    int64_t image_min_tokens, image_max_tokens;
 } run_opts;
 
 static int parse(int argc, char **argv, run_opts *o) {
@@ -73,6 +82,21 @@ static int parse(int argc, char **argv, run_opts *o) {
             if (!cli_parse_i64(v, 0, INT64_MAX, &n)) return cli_usage("run", "--seed wants a number >= 0, not '%s'", v);
             o->sp.seed = (uint64_t)n;
             o->seed_given = true;
+        } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) {
+            if (err) break;
+            o->mmproj = v;
+        } else if (cli_opt(argc, argv, &i, "--image", &v, &err)) {
+            if (err) break;
+            if (o->n_images == MAX_IMAGES) return cli_usage("run", "at most %d --image options", MAX_IMAGES);
+            o->images[o->n_images++] = v;
+        } else if (cli_opt(argc, argv, &i, "--image-min-tokens", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 1 << 20, &n)) return cli_usage("run", "--image-min-tokens wants a count 1..1048576, not '%s'", v);
+            o->image_min_tokens = n;
+        } else if (cli_opt(argc, argv, &i, "--image-max-tokens", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 1 << 20, &n)) return cli_usage("run", "--image-max-tokens wants a count 1..1048576, not '%s'", v);
+            o->image_max_tokens = n;
         } else if (!strcmp(argv[i], "--print-ids")) {
             o->print_ids = true;
         } else if (!strcmp(argv[i], "--timings")) {
@@ -82,7 +106,59 @@ static int parse(int argc, char **argv, run_opts *o) {
         }
     }
     if (err) return cli_usage("run", "an option %s", err);
+    if (o->n_images && !o->mmproj) return cli_usage("run", "--image needs the vision tower: --mmproj FILE");
+    if (o->n_images && !o->common.prompt) return cli_usage("run", "--image needs --prompt (not --ids)");
     return run_common_check(&o->common, "run");
+}
+
+/* The prompt and its images: the tower, the decoded images, the text with
+ * one marker per image in front when it has none (mtmd-cli's rule), and
+ * its ids with each image token as -1, evaluated into the session. */
+typedef struct media_run {
+    pocketllm_mmproj *mm;
+    pocketllm_image *img[MAX_IMAGES];
+    char *text;
+    int32_t *ids;
+    uint32_t n_ids;
+} media_run;
+
+static void media_free(media_run *mr) {
+    for (int i = 0; i < MAX_IMAGES; i++) pocketllm_image_free(mr->img[i]);
+    pocketllm_mmproj_close(mr->mm);
+    free(mr->text);
+    free(mr->ids);
+}
+
+static int media_eval(const run_opts *o, run_state *rs, media_run *mr) {
+    pocketllm_mmproj_params mp = pocketllm_mmproj_default_params();
+    mp.image_min_tokens = (uint32_t)o->image_min_tokens;
+    mp.image_max_tokens = (uint32_t)o->image_max_tokens;
+    pocketllm_status st = pocketllm_mmproj_open(rs->model, o->mmproj, &mp, &mr->mm);
+    if (st) return cli_lib_error("run", st);
+    for (int i = 0; i < o->n_images; i++)
+        if ((st = pocketllm_image_load(o->images[i], &mr->img[i]))) return cli_lib_error("run", st);
+    const char *marker = pocketllm_media_marker();
+    const bool has_marker = strstr(o->common.prompt, marker) != NULL;
+    const size_t ml = strlen(marker), pl = strlen(o->common.prompt);
+    mr->text = malloc(pl + (has_marker ? 0 : (size_t)o->n_images * ml) + 1);
+    if (!mr->text) return cli_lib_error("run", POCKETLLM_ERR_NO_MEMORY);
+    size_t at = 0;
+    for (int i = 0; !has_marker && i < o->n_images; i++, at += ml) memcpy(mr->text + at, marker, ml);
+    memcpy(mr->text + at, o->common.prompt, pl + 1);
+    const size_t len = at + pl;
+    const pocketllm_image *const *imgs = (const pocketllm_image *const *)mr->img;
+    size_t cap = 0;
+    st = pocketllm_media_prompt_tokens(rs->model, mr->mm, mr->text, len, imgs, (size_t)o->n_images, 1, 1, NULL, 0,
+                                       &mr->n_ids);
+    if (!st) {
+        cap = mr->n_ids;
+        mr->ids = malloc((cap ? cap : 1) * sizeof *mr->ids);
+        st = mr->ids ? pocketllm_media_prompt_tokens(rs->model, mr->mm, mr->text, len, imgs, (size_t)o->n_images, 1, 1,
+                                                     mr->ids, cap, &mr->n_ids)
+                     : POCKETLLM_ERR_NO_MEMORY;
+    }
+    if (!st) st = pocketllm_session_eval_media(rs->session, mr->mm, mr->text, len, imgs, (size_t)o->n_images, 1, 1);
+    return st ? cli_lib_error("run", st) : 0;
 }
 
 static void print_ids(const int32_t *ids, size_t n) {
@@ -117,6 +193,8 @@ int cmd_run(int argc, char **argv) {
     if (!o.seed_given) o.sp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
     run_state rs;
+    media_run mr;
+    memset(&mr, 0, sizeof mr);
     if ((rc = run_common_open(&o.common, &rs, "run"))) return rc;
     pocketllm_sampler *smp = NULL;
     pocketllm_detokenizer *detok = NULL;
@@ -129,13 +207,22 @@ int cmd_run(int argc, char **argv) {
         rc = cli_lib_error("run", st);
         goto done;
     }
-    for (size_t i = 0; i < rs.n_prompt; i++) pocketllm_sampler_accept(smp, rs.prompt[i]);
-
     double t0 = cli_now();
-    if ((st = pocketllm_session_eval(rs.session, rs.prompt, rs.n_prompt, 0))) {
-        rc = cli_lib_error("run", st);
-        goto done;
+    /* with the tower, markers in a prompt always mean images (as in libmtmd) */
+    const bool media = o.mmproj && o.common.prompt;
+    if (media) {
+        if ((rc = media_eval(&o, &rs, &mr))) goto done;
+        /* the sampler sees the prompt's text ids (an image token has none) */
+        for (uint32_t i = 0; i < mr.n_ids; i++)
+            if (mr.ids[i] >= 0) pocketllm_sampler_accept(smp, mr.ids[i]);
+    } else {
+        for (size_t i = 0; i < rs.n_prompt; i++) pocketllm_sampler_accept(smp, rs.prompt[i]);
+        if ((st = pocketllm_session_eval(rs.session, rs.prompt, rs.n_prompt, 0))) {
+            rc = cli_lib_error("run", st);
+            goto done;
+        }
     }
+    const size_t n_prompt = media ? mr.n_ids : rs.n_prompt;
     double t1 = cli_now();
     const int32_t n_vocab = rs.n_vocab;
     bool context_full = false;
@@ -170,7 +257,8 @@ int cmd_run(int argc, char **argv) {
         putchar('\n');
     }
     if (o.print_ids) {
-        print_ids(rs.prompt, rs.n_prompt);
+        if (media) print_ids(mr.ids, mr.n_ids);
+        else print_ids(rs.prompt, rs.n_prompt);
         print_ids(gen, n_gen);
     }
     fflush(stdout);
@@ -179,10 +267,11 @@ int cmd_run(int argc, char **argv) {
                 n_gen, pocketllm_session_n_ctx(rs.session));
     if (o.timings)
         fprintf(stderr, "pocketllm run: prompt %zu tokens in %.3f s (%.1f tok/s), generated %zu in %.3f s (%.1f tok/s)\n",
-                rs.n_prompt, t1 - t0, (double)rs.n_prompt / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, t2 - t1,
+                n_prompt, t1 - t0, (double)n_prompt / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, t2 - t1,
                 (double)n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
     rc = CLI_OK;
 done:
+    media_free(&mr);
     free(gen);
     pocketllm_detokenizer_free(detok);
     pocketllm_sampler_free(smp);

@@ -105,14 +105,25 @@ extern const char cmd_bench_usage[];
 #define CMD_RUN_USAGE                                                                                     \
     "usage: pocketllm run --model M (--prompt T | --ids \"1 2 3\") [-n N] [--temperature F] [--top-k K]\n" \
     "                     [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--print-ids]\n"            \
-    "                     [--device D] [--device-memory S]\n\n"                                           \
+    "                     [--mmproj P --image F [--image F2 ...] [--image-min-tokens N]\n"              \
+    "                     [--image-max-tokens N]] [--device D] [--device-memory S]\n\n"                  \
     "Generate text: the prompt is tokenized as llama.cpp's llama_tokenize(add_special=true,\n"            \
     "parse_special=true) does, evaluated in one batched prefill, then tokens are sampled one at a\n"     \
     "time and their text streamed to stdout, until an end-of-generation token, N tokens, or a full\n"   \
     "context (said on stderr).  A prompt longer than the context is an error (exit 1).\n\n"               \
-    "  --model M, -m M        the GGUF checkpoint (llama, qwen2, qwen3; see 'pocketllm architectures')\n" \
+    "With images (a Qwen3-VL model): each <__media__> in the prompt is where the next --image\n"        \
+    "goes; a prompt without one gets one per image in front of it (as llama.cpp's mtmd-cli).\n"       \
+    "The prompt is composed and evaluated as llama.cpp's libmtmd does it: the text between\n"         \
+    "markers tokenized piece by piece, each image as <|vision_start|>, its tokens from the\n"          \
+    "vision tower, <|vision_end|>.  A marker count that differs from the images is an error.\n\n"      \
+    "  --model M, -m M        the GGUF checkpoint (llama, qwen2, qwen3, qwen3vl; see 'pocketllm\n"      \
+    "                         architectures')\n"                                                          \
     "  --prompt T, -p T       the prompt text\n"                                                          \
     "  --ids \"1 2 3\"          the prompt as token ids instead of text\n"                                \
+    "  --mmproj P             the vision tower (an mmproj GGUF) for --image\n"                            \
+    "  --image F              an image (JPEG, PNG or WebP); repeat for more, in prompt order\n"         \
+    "  --image-min-tokens N   an image's token budget, as llama.cpp's options (defaults 8 and\n"       \
+    "  --image-max-tokens N   4096): smaller images are scaled up, larger ones down\n"               \
     "  -n N                   tokens to generate at most (default 128)\n"                                 \
     "  --temperature F        0 (the default) is greedy: the most likely token every time\n"             \
     "  --top-k K              keep the K most likely (default 40; 0 = off)\n"                             \
@@ -131,8 +142,9 @@ extern const char cmd_bench_usage[];
     "                         attention by llama.cpp's flash-attention arithmetic (its -fa on), to\n"     \
     "                         match llama.cpp run that way (default off: its other path, faster here)\n" \
     CLI_DEVICE_HELP                                                                                        \
-    "  --print-ids            print the prompt ids on one line and the generated ids (the ending\n"      \
-    "                         end-of-generation id included) on the next, instead of the text\n"         \
+    "  --print-ids            print the prompt ids on one line (an image token as -1) and the\n"      \
+    "                         generated ids (the ending end-of-generation id included) on the\n"      \
+    "                         next, instead of the text\n"                                            \
     "  --timings              speeds of the prefill and of the generation on stderr\n"
 
 #define CMD_LOGITS_USAGE                                                                                  \
@@ -186,6 +198,10 @@ extern const char cmd_bench_usage[];
     "BF16 F32 (aliases Q5_K, Q4_K, Q3_K = the _M recipes); or a tensor type as ggml spells it\n"         \
     "(with a lower-case letter: q4_K, q8_0, iq4_nl, ...), which puts every quantizable tensor in\n"      \
     "that type (as --pure).  An unknown TYPE lists the valid names.\n\n"                                  \
+    "An mmproj (a vision tower: general.architecture clip) is quantized as llama-quantize does it:\n"      \
+    "the blocks' matrices, the DeepStack mergers and the merger get TYPE; the patch embedding, the\n"    \
+    "position table, norms and biases stay.  A recipe runs llama.cpp's rule with no layer count\n"       \
+    "(Q4_K_M: ffn_down and some attn_qkv in q6_K, the rest q4_K); --dry-run shows the plan.\n\n"           \
     "  --pure              no per-tensor mixture: the recipe's base type everywhere\n"                      \
     "  --leave-output      keep output.weight as it is\n"                                                  \
     "  --imatrix FILE      importance matrix (llama.cpp's GGUF imatrix or legacy .dat); required by\n"     \

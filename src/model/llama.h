@@ -42,6 +42,11 @@ typedef struct pl_llama_layer {
 typedef struct pl_llama {
     pl_llama_hparams hp;
     pl_rope_params rope;
+    /* qwen3vl: the rotation of a pass with four positions per token (an
+     * image's span): PL_ROPE_MROPE_INTERLEAVED over the file's sections.
+     * Text passes use `rope` (NEOX): with every axis at the token's
+     * position the two are the same arithmetic, in ggml as here. */
+    pl_rope_params rope_multi;
     pl_weight token_embd;
     pl_llama_layer *layers;
     const float *output_norm;

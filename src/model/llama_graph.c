@@ -2,12 +2,13 @@
  * llama_graph.c -- the forward pass of the llama / qwen2 / qwen3 family,
  * one function per block, the tensors named as in the GGUF file:
  *
- *   x = token_embd[ids]
+ *   x = token_embd[ids]          (or the embeddings given: an image's)
  *   for each layer:
  *     x += attn_output . attention(rope(q_norm(attn_q . rms_norm(x))),
  *                                  rope(k_norm(attn_k . rms_norm(x))),
  *                                  attn_v . rms_norm(x))
  *     x += ffn_down . (silu(ffn_gate . rms_norm(x)) * (ffn_up . rms_norm(x)))
+ *     x += deepstack[layer]        (qwen3vl, image embeddings, first layers)
  *   logits = output . rms_norm(x)
  *
  * Every step is an op of the compute instance; this file never touches an
@@ -75,10 +76,10 @@ static void *cache_row(void *cache, uint32_t kv_type, int64_t kv_dim, int64_t po
     return (char *)cache + (size_t)pos * (size_t)kv_dim * (kv_type == PL_TYPE_F16 ? 2 : 4);
 }
 
-/* Tokens [i, j) are one run: the same sequence at consecutive positions. */
+/* Tokens [i, j) are one run: the same sequence at consecutive cache rows. */
 static int64_t run_end(const pl_forward *f, int64_t i, int64_t n) {
     int64_t j = i + 1;
-    while (j < n && f->kv_base[j] == f->kv_base[i] && f->pos[j] == f->pos[j - 1] + 1) j++;
+    while (j < n && f->kv_base[j] == f->kv_base[i] && f->row[j] == f->row[j - 1] + 1) j++;
     return j;
 }
 
@@ -92,7 +93,7 @@ static void multi_seq_attention(pl_forward *f, int64_t il, int64_t kv_dim, int64
     pl_compute *c = f->c;
     const int64_t n = f->n_tok;
     for (int64_t i = 0; i < n;) {
-        const int64_t j = run_end(f, i, n), row = f->kv_base[i] + f->pos[i];
+        const int64_t j = run_end(f, i, n), row = f->kv_base[i] + f->row[i];
         pl_kv_store(c, f->kv_type, a->k + i * kv_dim, cache_row(f->k_cache[il], f->kv_type, kv_dim, row), (j - i) * kv_dim);
         pl_kv_store(c, f->kv_type, a->v + i * kv_dim, cache_row(f->v_cache[il], f->kv_type, kv_dim, row), (j - i) * kv_dim);
         i = j;
@@ -100,7 +101,7 @@ static void multi_seq_attention(pl_forward *f, int64_t il, int64_t kv_dim, int64
     for (int64_t i = skip; i < n;) {
         const int64_t j = run_end(f, i, n), base = f->kv_base[i];
         pl_attention(c, ap, a->q + i * q_dim, cache_row(f->k_cache[il], f->kv_type, kv_dim, base),
-                     cache_row(f->v_cache[il], f->kv_type, kv_dim, base), j - i, f->pos[i], a->att + (i - skip) * q_dim);
+                     cache_row(f->v_cache[il], f->kv_type, kv_dim, base), j - i, f->row[i], a->att + (i - skip) * q_dim);
         i = j;
     }
 }
@@ -124,16 +125,20 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
     }
     if (ly->attn_q_norm) pl_rms_norm(c, a->q, ly->attn_q_norm, a->q, n * hp->n_head, hp->head_dim, hp->rms_eps);
     if (ly->attn_k_norm) pl_rms_norm(c, a->k, ly->attn_k_norm, a->k, n * hp->n_head_kv, hp->head_dim, hp->rms_eps);
-    pl_rope(c, &L->rope, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
-    pl_rope(c, &L->rope, a->k, a->k, n, hp->n_head_kv, hp->head_dim, f->pos);
+    const pl_rope_params *rp = f->n_pos_axes == 4 ? &L->rope_multi : &L->rope;
+    pl_rope(c, rp, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
+    pl_rope(c, rp, a->k, a->k, n, hp->n_head_kv, hp->head_dim, f->pos);
 
-    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->kv_type, f->flash_attn};
+    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->kv_type, f->flash_attn, 0};
     const int64_t skip = n - n_out, q_dim = hp->n_head * hp->head_dim;
     if (!f->kv_base) {
-        pl_kv_store(c, f->kv_type, a->k, cache_row(f->k_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
-        pl_kv_store(c, f->kv_type, a->v, cache_row(f->v_cache[il], f->kv_type, kv_dim, f->pos0), n * kv_dim);
-        /* the queries of dropped rows are not needed either */
-        pl_attention(c, &ap, a->q + skip * q_dim, f->k_cache[il], f->v_cache[il], n_out, f->pos0 + skip, a->att);
+        pl_kv_store(c, f->kv_type, a->k, cache_row(f->k_cache[il], f->kv_type, kv_dim, f->row0), n * kv_dim);
+        pl_kv_store(c, f->kv_type, a->v, cache_row(f->v_cache[il], f->kv_type, kv_dim, f->row0), n * kv_dim);
+        /* the queries of dropped rows are not needed either; causal by cache
+         * row is llama.cpp's M-RoPE mask too: an image's tokens share their
+         * time position and it orders them by (y, x), which is the raster
+         * order they are stored in */
+        pl_attention(c, &ap, a->q + skip * q_dim, f->k_cache[il], f->v_cache[il], n_out, f->row0 + skip, a->att);
     } else {
         multi_seq_attention(f, il, kv_dim, q_dim, skip, &ap, a);
     }
@@ -173,12 +178,20 @@ void pl_llama_forward(const pl_model *m, pl_forward *f) {
      * are wanted */
     const int64_t n_out = f->n_out > 0 && f->n_out <= f->n_tok ? f->n_out : f->all_logits ? f->n_tok : 1;
 
-    pl_get_rows(f->c, &L->token_embd, f->ids, f->n_tok, a.x);
+    if (f->embd) pl_scale(f->c, f->embd, 1.0f, a.x, f->n_tok * hp->n_embd);
+    else pl_get_rows(f->c, &L->token_embd, f->ids, f->n_tok, a.x);
+    /* llama.cpp pads a token's input with zeros for the DeepStack sets:
+     * adding them changes nothing, so text passes skip it */
+    const int64_t n_ds = f->embd && f->deepstack ? (f->n_deepstack < hp->n_deepstack ? f->n_deepstack : hp->n_deepstack) : 0;
     for (int64_t il = 0; il < hp->n_layer; il++) {
         const int64_t rows = il == hp->n_layer - 1 ? n_out : f->n_tok;
         float *x = a.x + (f->n_tok - rows) * hp->n_embd;
         attention_block(L, &L->layers[il], il, f, &a, rows);
         ffn_block(L, &L->layers[il], f->c, x, rows, &a);
+        if (il < n_ds) {
+            const float *ds = f->deepstack + (il * f->n_tok + (f->n_tok - rows)) * hp->n_embd;
+            pl_add(f->c, x, ds, x, rows, hp->n_embd, rows);
+        }
     }
     output_block(L, f->c, a.x + (f->n_tok - n_out) * hp->n_embd, n_out, &a, f->logits);
 }

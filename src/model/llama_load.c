@@ -137,6 +137,11 @@ static pocketllm_status read_vl_hparams(loader *ld) {
     if (sum == 0 || 2 * sum > ld->L->rope.n_rot)
         return pl_fail(POCKETLLM_ERR_FORMAT, "%s sums to %lld rotary pairs; the heads rotate %lld", key, (long long)sum,
                        (long long)(ld->L->rope.n_rot / 2));
+    pl_rope_params *rm = &ld->L->rope_multi;
+    *rm = ld->L->rope;
+    rm->mode = PL_ROPE_MROPE_INTERLEAVED;
+    for (int i = 0; i < 4; i++) rm->sections[i] = hp->rope_sections[i];
+    ld->m->dims.n_pos_axes = 4;
     return get_int(ld, "n_deepstack_layers", false, 0, 0, (uint64_t)hp->n_layer, &hp->n_deepstack);
 }
 
@@ -276,6 +281,7 @@ static pocketllm_status llama_load(pl_model *m) {
     d->n_ctx_train = hp->n_ctx_train;
     d->kv_dim = hp->n_head_kv * hp->head_dim;
     d->head_dim = hp->head_dim;
+    d->n_deepstack = hp->n_deepstack;
     int64_t q_dim = hp->n_head * hp->head_dim, mx = hp->n_embd;
     if (hp->n_ff > mx) mx = hp->n_ff;
     if (q_dim > mx) mx = q_dim;
@@ -298,12 +304,12 @@ const pl_arch pl_arch_qwen3 = {
     llama_load, llama_unload, pl_llama_forward, pl_llama_scratch_floats,
 };
 
-/* Qwen3-VL's text model.  Text alone: every position axis holds the token's
+/* Qwen3-VL's text model.  Text: every position axis holds the token's
  * position, so the multi-axis rotation equals qwen3's (bit for bit, as
  * ggml computes both), and DeepStack adds the zeros llama.cpp pads token
- * embeddings with.  Images (their positions and DeepStack features) are
- * not read yet. */
+ * embeddings with.  Images come in as embeddings with four positions per
+ * token and their DeepStack sets (runtime/media_prompt.c). */
 const pl_arch pl_arch_qwen3vl = {
-    "qwen3vl", "Qwen3-VL text model: qwen3 with multi-axis rotary sections and DeepStack (text prompts)",
+    "qwen3vl", "Qwen3-VL text model: qwen3 with multi-axis rotary sections and DeepStack (text and images)",
     llama_load, llama_unload, pl_llama_forward, pl_llama_scratch_floats,
 };

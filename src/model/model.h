@@ -22,6 +22,8 @@ typedef struct pl_model_dims {
     int64_t kv_dim;      /* K (and V) elements per position per layer */
     int64_t head_dim;
     int64_t max_in;      /* longest weight row (elements), for scratch sizing */
+    int n_pos_axes;      /* rotary positions per token of an embedding pass: 4 (qwen3vl) or 0 (one) */
+    int64_t n_deepstack; /* DeepStack feature sets an image's embeddings carry (qwen3vl), else 0 */
 } pl_model_dims;
 
 struct pocketllm_model {

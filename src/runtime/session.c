@@ -10,6 +10,14 @@
  * computed exactly as it would be with its sequence alone -- the graph's
  * rows are independent and each sequence attends only to its own rows --
  * so batching never changes a result.
+ *
+ * Each sequence tracks two counts: the cache rows it fills (its n_past,
+ * what the context holds) and the next rotary position.  They are equal
+ * until an image: its tokens take one row each but share positions (see
+ * runtime/media_prompt.c), so the text after it continues from the image's
+ * last position.  Once a session has evaluated embeddings it remembers,
+ * per row, the next position after it, so that truncating to any row
+ * leaves the position the kept prefix implies.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +50,14 @@ struct pocketllm_session {
     /* several sequences (n_seq > 1); sequence k owns cache rows
      * [k n_ctx, (k + 1) n_ctx) */
     uint32_t n_seq;
-    int64_t *seq_past;     /* n_seq: positions filled (sequence 0 is the single-sequence API's) */
+    int64_t *seq_past;     /* n_seq: cache rows filled (sequence 0 is the single-sequence API's) */
+    int64_t *seq_pos;      /* n_seq: the next rotary position */
+    int32_t *row_next;     /* NULL until the first embedding pass; then per cache row, the next position after it */
+    int32_t *rows;         /* n_batch: cache rows of a pass within their sequences */
+    void **k_seq, **v_seq; /* n_layer each: one sequence's block of the caches (sequences > 0) */
+    float *embd;           /* compute memory for a pass of embeddings (main, then the DeepStack sets); NULL until needed */
+    float *embd_host;      /* its host staging */
+    int64_t embd_width;    /* floats per token of embd */
     int64_t *seq_add;      /* n_seq: tokens the current batch adds */
     int64_t *kv_base;      /* n_batch: per token of a pass, its sequence's first row */
     int32_t *pass_ids;     /* n_batch: the pass's ids, tokens with logits last */
@@ -69,9 +84,16 @@ void pocketllm_session_free(pocketllm_session *s) {
         pl_kv_cache_free(s->c, s->kv);
         s->c->ops->release(s->c, s->scratch);
         s->c->ops->release(s->c, s->logits);
+        if (s->embd) s->c->ops->release(s->c, s->embd);
         s->c->ops->free(s->c);
     }
     free(s->host_logits);
+    free(s->embd_host);
+    free(s->seq_pos);
+    free(s->row_next);
+    free(s->rows);
+    free(s->k_seq);
+    free(s->v_seq);
     free(s->pos);
     free(s->seq_past);
     free(s->seq_add);
@@ -138,7 +160,13 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
         goto fail;
     }
     s->scratch = s->c->ops->alloc(s->c, (size_t)floats * sizeof(float));
-    s->pos = malloc((size_t)n_batch * sizeof *s->pos);
+    /* four positions per token for a multi-axis model's embedding passes */
+    const size_t n_axes = d->n_pos_axes > 1 ? (size_t)d->n_pos_axes : 1;
+    s->pos = malloc(n_axes * (size_t)n_batch * sizeof *s->pos);
+    s->rows = malloc((size_t)n_batch * sizeof *s->rows);
+    s->seq_pos = calloc(n_seq, sizeof *s->seq_pos);
+    s->k_seq = calloc((size_t)d->n_layer, sizeof *s->k_seq);
+    s->v_seq = calloc((size_t)d->n_layer, sizeof *s->v_seq);
     s->seq_past = calloc(n_seq, sizeof *s->seq_past);
     s->seq_add = calloc(n_seq, sizeof *s->seq_add);
     s->kv_base = malloc((size_t)n_batch * sizeof *s->kv_base);
@@ -146,7 +174,7 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     s->order = malloc((size_t)n_batch * sizeof *s->order);
     s->tmp_pos = malloc((size_t)n_batch * sizeof *s->tmp_pos);
     if (!s->scratch || !s->pos || !s->seq_past || !s->seq_add || !s->kv_base || !s->pass_ids || !s->order ||
-        !s->tmp_pos) {
+        !s->tmp_pos || !s->rows || !s->seq_pos || !s->k_seq || !s->v_seq) {
         st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the activations of %lld tokens", (long long)n_batch);
         goto fail;
     }
@@ -203,10 +231,54 @@ static pocketllm_status fetch_logits(pocketllm_session *s, int64_t rows) {
 /* The logits as the host reads them. */
 static const float *host_logits(const pocketllm_session *s) { return s->c->device_memory ? s->host_logits : s->logits; }
 
-pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids, size_t n, int all_logits) {
+/* Sequence seq's block of the caches: its first row is row 0 of what the
+ * one-sequence graph path sees. */
+static void seq_caches(pocketllm_session *s, uint32_t seq, void ***k, void ***v) {
+    if (seq == 0) {
+        *k = s->kv->k;
+        *v = s->kv->v;
+        return;
+    }
+    const size_t off = (size_t)seq * (size_t)s->n_ctx * (size_t)s->kv->kv_dim * (s->kv->type == PL_TYPE_F16 ? 2 : 4);
+    for (int64_t il = 0; il < s->kv->n_layer; il++) {
+        s->k_seq[il] = (char *)s->kv->k[il] + off;
+        s->v_seq[il] = (char *)s->kv->v[il] + off;
+    }
+    *k = s->k_seq;
+    *v = s->v_seq;
+}
+
+/* What every graph pass of the session shares: the device, the rotary
+ * positions in s->pos, the caches and the scratch; the caller adds the
+ * inputs (ids or embeddings), the cache rows and where the logits go. */
+static pl_forward pass_base(const pocketllm_session *s, int n_pos_axes, int64_t n_tok, void **kc, void **vc) {
+    return (pl_forward){
+        .c = s->c,
+        .pos = s->pos,
+        .n_pos_axes = n_pos_axes,
+        .n_tok = n_tok,
+        .kv_type = s->kv->type,
+        .flash_attn = s->flash_attn,
+        .k_cache = kc,
+        .v_cache = vc,
+        .scratch = s->scratch,
+    };
+}
+
+/* Record the next position after each of n rows from `row` of sequence
+ * seq (only once the session has met embeddings: before that it is
+ * always the row count). */
+static void note_rows(pocketllm_session *s, uint32_t seq, int64_t row, int64_t n, int32_t first_next, int32_t step) {
+    if (!s->row_next) return;
+    int32_t *r = s->row_next + (size_t)seq * (size_t)s->n_ctx + (size_t)row;
+    for (int64_t i = 0; i < n; i++) r[i] = first_next + (int32_t)i * step;
+}
+
+pocketllm_status pl_session_eval_text(pocketllm_session *s, uint32_t seq, const int32_t *ids, size_t n, int all_logits) {
     if (!s || (!ids && n)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval: NULL argument");
     if (n == 0) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval: no tokens to evaluate");
-    const int64_t past = s->seq_past[0];
+    if (seq >= s->n_seq) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session: no sequence %u", seq);
+    const int64_t past = s->seq_past[seq], pos0 = s->seq_pos[seq];
     if (n > (size_t)(s->n_ctx - past))
         return pl_fail(POCKETLLM_ERR_CONTEXT_FULL, "%zu tokens do not fit the context: %lld of %lld positions are used",
                        n, (long long)past, (long long)s->n_ctx);
@@ -219,24 +291,18 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
     if (st) return st;
     s->logits_rows = 0;
     pl_compute *c = s->c;
+    void **kc, **vc;
+    seq_caches(s, seq, &kc, &vc);
     for (int64_t done = 0; done < (int64_t)n;) {
         const int64_t k = (int64_t)n - done < s->n_batch ? (int64_t)n - done : s->n_batch;
-        for (int64_t i = 0; i < k; i++) s->pos[i] = (int32_t)(past + done + i);
-        pl_forward f = {
-            .c = c,
-            .ids = ids + done,
-            .pos = s->pos,
-            .n_tok = k,
-            .pos0 = past + done,
-            .kv_type = s->kv->type,
-            .flash_attn = s->flash_attn,
-            .k_cache = s->kv->k,
-            .v_cache = s->kv->v,
-            .scratch = s->scratch,
-            /* passes before the last keep logits only when all are wanted */
-            .logits = all_logits ? s->logits + done * n_vocab : s->logits,
-            .all_logits = all_logits != 0,
-        };
+        /* text: every rotary axis at the token's position */
+        for (int64_t i = 0; i < k; i++) s->pos[i] = (int32_t)(pos0 + done + i);
+        pl_forward f = pass_base(s, 1, k, kc, vc);
+        f.ids = ids + done;
+        f.row0 = past + done;
+        /* passes before the last keep logits only when all are wanted */
+        f.logits = all_logits ? s->logits + done * n_vocab : s->logits;
+        f.all_logits = all_logits != 0;
         /* a pass before the last one, without all_logits, computes one row
          * of logits that the next pass overwrites: a small price for a
          * graph that always ends the same way */
@@ -246,11 +312,109 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
         done += k;
     }
     if ((st = fetch_logits(s, all_logits ? (int64_t)n : 1))) return st;
-    s->seq_past[0] += (int64_t)n;
+    note_rows(s, seq, past, (int64_t)n, (int32_t)(pos0 + 1), 1);
+    s->seq_past[seq] += (int64_t)n;
+    s->seq_pos[seq] += (int64_t)n;
     s->logits_rows = all_logits ? (int64_t)n : 1;
     s->batch_n = 0;
     return POCKETLLM_OK;
 }
+
+pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids, size_t n, int all_logits) {
+    return pl_session_eval_text(s, 0, ids, n, all_logits);
+}
+
+/* Room for a pass of embeddings `width` floats wide, and the per-row
+ * position record (both made on the first image a session meets). */
+static pocketllm_status embd_reserve(pocketllm_session *s, int64_t width) {
+    if (!s->row_next) {
+        const size_t rows = (size_t)s->n_seq * (size_t)s->n_ctx;
+        s->row_next = malloc(rows * sizeof *s->row_next);
+        if (!s->row_next) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the positions of %zu rows", rows);
+        /* what every row had so far: text, one position each */
+        for (uint32_t q = 0; q < s->n_seq; q++)
+            for (int64_t r = 0; r < s->n_ctx; r++) s->row_next[(size_t)q * (size_t)s->n_ctx + (size_t)r] = (int32_t)(r + 1);
+    }
+    if (s->embd && s->embd_width >= width) return POCKETLLM_OK;
+    uint64_t floats;
+    if (!pl_mul_u64((uint64_t)s->n_batch, (uint64_t)width, &floats) || floats > SIZE_MAX / 8)
+        return pl_fail(POCKETLLM_ERR_NO_MEMORY, "embeddings of %lld floats per token are too wide", (long long)width);
+    float *e = s->c->ops->alloc(s->c, (size_t)floats * sizeof(float));
+    float *h = malloc((size_t)floats * sizeof(float));
+    if (!e || !h) {
+        if (e) s->c->ops->release(s->c, e);
+        free(h);
+        return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for a pass of %lld embeddings", (long long)s->n_batch);
+    }
+    if (s->embd) s->c->ops->release(s->c, s->embd);
+    free(s->embd_host);
+    s->embd = e;
+    s->embd_host = h;
+    s->embd_width = width;
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pl_session_eval_embd(pocketllm_session *s, uint32_t seq, const float *embd, size_t n, int64_t width,
+                                      const int32_t *pos, int32_t next_pos) {
+    if (!s || !embd || !pos) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_embd: NULL argument");
+    if (n == 0) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_embd: no embeddings to evaluate");
+    if (seq >= s->n_seq) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session: no sequence %u", seq);
+    const pl_model_dims *d = &s->m->dims;
+    if (d->n_pos_axes != 4)
+        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "the %s text model takes no image embeddings (qwen3vl does)",
+                       s->m->arch_name);
+    if (width != d->n_embd * (1 + d->n_deepstack))
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "embeddings of %lld floats per token; the model takes %lld x (1 + %lld)",
+                       (long long)width, (long long)d->n_embd, (long long)d->n_deepstack);
+    const int64_t past = s->seq_past[seq];
+    if (n > (size_t)(s->n_ctx - past))
+        return pl_fail(POCKETLLM_ERR_CONTEXT_FULL, "%zu image tokens do not fit the context: %lld of %lld positions are used",
+                       n, (long long)past, (long long)s->n_ctx);
+    pocketllm_status st;
+    if ((st = embd_reserve(s, width)) || (st = logits_reserve(s, 1))) return st;
+    s->logits_rows = 0;
+    s->batch_n = 0;
+    pl_compute *c = s->c;
+    void **kc, **vc;
+    seq_caches(s, seq, &kc, &vc);
+    const int64_t n_embd = d->n_embd, n_sets = 1 + d->n_deepstack;
+    for (int64_t done = 0; done < (int64_t)n;) {
+        const int64_t k = (int64_t)n - done < s->n_batch ? (int64_t)n - done : s->n_batch;
+        /* libmtmd's layout (per token: main, then each DeepStack set) split
+         * into one plane per set, as the graph reads them */
+        for (int64_t t = 0; t < k; t++)
+            for (int64_t j = 0; j < n_sets; j++)
+                memcpy(s->embd_host + (j * k + t) * n_embd, embd + (done + t) * width + j * n_embd,
+                       (size_t)n_embd * sizeof(float));
+        c->status = POCKETLLM_OK;
+        c->ops->upload(c, s->embd, s->embd_host, (size_t)(k * width) * sizeof(float));
+        for (int a = 0; a < 4; a++)
+            memcpy(s->pos + a * k, pos + (size_t)a * n + (size_t)done, (size_t)k * sizeof *s->pos);
+        pl_forward f = pass_base(s, 4, k, kc, vc);
+        f.embd = s->embd;
+        f.deepstack = d->n_deepstack ? s->embd + k * n_embd : NULL;
+        f.n_deepstack = d->n_deepstack;
+        f.row0 = past + done;
+        f.logits = s->logits;
+        if (!c->status) s->m->arch->forward(s->m, &f);
+        if (c->status) return c->status;
+        done += k;
+    }
+    if ((st = fetch_logits(s, 1))) return st;
+    note_rows(s, seq, past, (int64_t)n, next_pos, 0);
+    s->seq_past[seq] += (int64_t)n;
+    s->seq_pos[seq] = next_pos;
+    s->logits_rows = 1;
+    return POCKETLLM_OK;
+}
+
+int32_t pl_session_seq_pos(const pocketllm_session *s, uint32_t seq) {
+    return s && seq < s->n_seq ? (int32_t)s->seq_pos[seq] : 0;
+}
+
+int64_t pl_session_n_batch(const pocketllm_session *s) { return s ? s->n_batch : 0; }
+
+const pl_model *pl_session_model(const pocketllm_session *s) { return s ? s->m : NULL; }
 
 const float *pocketllm_session_logits(const pocketllm_session *s, int32_t i) {
     if (!s || s->logits_rows == 0) return NULL;
@@ -265,7 +429,7 @@ uint32_t pocketllm_session_n_ctx(const pocketllm_session *s) { return s ? (uint3
 
 void pocketllm_session_reset(pocketllm_session *s) {
     if (!s) return;
-    for (uint32_t k = 0; k < s->n_seq; k++) s->seq_past[k] = 0;
+    for (uint32_t k = 0; k < s->n_seq; k++) s->seq_past[k] = s->seq_pos[k] = 0;
     s->logits_rows = 0;
     s->batch_n = 0;
 }
@@ -287,8 +451,13 @@ uint64_t pocketllm_session_memory(const pocketllm_session *s) {
                                                        sizeof *s->tmp_pos) +
                               (uint64_t)s->n_seq * (sizeof *s->seq_past + sizeof *s->seq_add) +
                               (uint64_t)s->batch_cap * sizeof *s->batch_row;
+    const uint64_t n_axes = s->m->dims.n_pos_axes > 1 ? (uint64_t)s->m->dims.n_pos_axes : 1;
+    const uint64_t positions = (uint64_t)s->n_batch * ((n_axes - 1) * sizeof *s->pos + sizeof *s->rows) +
+                               (uint64_t)s->n_seq * sizeof *s->seq_pos + 2 * (uint64_t)s->kv->n_layer * sizeof(void *) +
+                               (s->row_next ? (uint64_t)s->n_seq * (uint64_t)s->n_ctx * sizeof *s->row_next : 0) +
+                               (s->embd ? 2 * (uint64_t)s->n_batch * (uint64_t)s->embd_width * sizeof(float) : 0);
     return s->c->reserved_bytes + kv_bytes + scratch + logits + (uint64_t)s->n_batch * sizeof *s->pos + batching +
-           sizeof *s;
+           positions + sizeof *s;
 }
 
 /* ---- several sequences: continuous batching ---------------------------------- */
@@ -302,8 +471,14 @@ uint32_t pocketllm_session_seq_n_past(const pocketllm_session *s, uint32_t seq) 
 pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t seq, uint32_t n_past) {
     if (!s || seq >= s->n_seq)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session: no sequence %u", s ? seq : 0);
-    /* the rows past n_past are simply overwritten later */
-    if ((int64_t)n_past < s->seq_past[seq]) s->seq_past[seq] = n_past;
+    /* the rows past n_past are simply overwritten later; the next position
+     * is the one the kept rows end at */
+    if ((int64_t)n_past < s->seq_past[seq]) {
+        s->seq_past[seq] = n_past;
+        s->seq_pos[seq] = n_past == 0 ? 0
+                          : s->row_next ? (int64_t)s->row_next[(size_t)seq * (size_t)s->n_ctx + n_past - 1]
+                                        : (int64_t)n_past;
+    }
     s->logits_rows = 0;
     s->batch_n = 0;
     return POCKETLLM_OK;
@@ -316,34 +491,30 @@ pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t s
 static pocketllm_status batch_pass(pocketllm_session *s, const pocketllm_batch_token *toks, size_t lo, size_t hi,
                                    int64_t *row, int64_t spare_row) {
     const int64_t k = (int64_t)(hi - lo);
-    for (size_t i = lo; i < hi; i++) s->tmp_pos[i - lo] = (int32_t)(s->seq_past[toks[i].seq] + s->seq_add[toks[i].seq]++);
+    /* tmp_pos: each token's offset in its sequence's part of the batch */
+    for (size_t i = lo; i < hi; i++) s->tmp_pos[i - lo] = (int32_t)s->seq_add[toks[i].seq]++;
     int64_t n_out = 0, at = 0;
     for (int want = 0; want < 2; want++)
         for (size_t i = lo; i < hi; i++)
             if ((toks[i].logits != 0) == (want == 1)) s->order[at++] = (int32_t)(i - lo);
     for (int64_t t = 0; t < k; t++) {
         const size_t i = lo + (size_t)s->order[t];
+        const uint32_t q = toks[i].seq;
+        const int32_t off = s->tmp_pos[s->order[t]];
         s->pass_ids[t] = toks[i].id;
-        s->pos[t] = s->tmp_pos[s->order[t]];
-        s->kv_base[t] = (int64_t)toks[i].seq * s->n_ctx;
+        s->rows[t] = (int32_t)s->seq_past[q] + off;
+        s->pos[t] = (int32_t)s->seq_pos[q] + off;
+        s->kv_base[t] = (int64_t)q * s->n_ctx;
         n_out += toks[i].logits != 0;
     }
-    pl_forward f = {
-        .c = s->c,
-        .ids = s->pass_ids,
-        .pos = s->pos,
-        .n_tok = k,
-        .kv_base = s->kv_base,
-        .kv_type = s->kv->type,
-        .flash_attn = s->flash_attn,
-        .k_cache = s->kv->k,
-        .v_cache = s->kv->v,
-        .scratch = s->scratch,
-        /* a pass without logits still finishes its last row (the graph
-         * always ends the same way): into the spare row */
-        .logits = s->logits + (n_out ? *row : spare_row) * s->m->dims.n_vocab,
-        .n_out = n_out ? n_out : 1,
-    };
+    pl_forward f = pass_base(s, 1, k, s->kv->k, s->kv->v);
+    f.ids = s->pass_ids;
+    f.kv_base = s->kv_base;
+    f.row = s->rows;
+    /* a pass without logits still finishes its last row (the graph
+     * always ends the same way): into the spare row */
+    f.logits = s->logits + (n_out ? *row : spare_row) * s->m->dims.n_vocab;
+    f.n_out = n_out ? n_out : 1;
     s->c->status = POCKETLLM_OK;
     s->m->arch->forward(s->m, &f);
     if (s->c->status) return s->c->status;
@@ -397,7 +568,9 @@ pocketllm_status pocketllm_session_eval_batch(pocketllm_session *s, const pocket
         return st;
     }
     for (uint32_t q = 0; q < s->n_seq; q++) {
+        note_rows(s, q, s->seq_past[q], s->seq_add[q], (int32_t)s->seq_pos[q] + 1, 1);
         s->seq_past[q] += s->seq_add[q];
+        s->seq_pos[q] += s->seq_add[q];
         s->seq_add[q] = 0;
     }
     s->batch_n = n;

@@ -38,16 +38,40 @@
  *       that only for an M-RoPE text model, n_tokens x 1 otherwise).
  *       The token limits go to both contexts as --image-min-tokens /
  *       --image-max-tokens do in llama.cpp's CLI (0: the model's).
+ *   pl_mtmd generate TEXT.gguf MMPROJ.gguf --prompt P --image F [--image F2 ...]
+ *               -n N [--fa on|off] [--kv f16|f32] [-t N] [--batch N]
+ *               [--min-tokens N] [--max-tokens N] [--out-logits FILE]
+ *       greedy decoding of a prompt with images as llama.cpp's mtmd-cli
+ *       runs it without a chat template: a prompt without a media marker
+ *       gets one per image in front; mtmd_tokenize (add_special,
+ *       parse_special), mtmd_helper_eval_chunks (n_batch --batch, 512),
+ *       then one token at a time, stopping after N or at an
+ *       end-of-generation id.  Prints "prompt ID ..." (each image token as
+ *       -1), "ids ID ..." (the greedy ids), "margins M ..." (per step the
+ *       top-1 minus top-2 logit the id was chosen from) and "ranges R ..."
+ *       (per step the largest minus the smallest logit); --out-logits
+ *       writes each step's logits (one row of n_vocab f32 per id).
+ *   pl_mtmd bench TEXT.gguf MMPROJ.gguf IMAGE [-t N] [-r N] [--fa on|off]
+ *       times the image path as `pocketllm bench --mmproj` times ours:
+ *       after one untimed round, N rounds (default 5) of mtmd_tokenize
+ *       (which preprocesses the bitmap) and mtmd_encode_chunk (the tower)
+ *       on the one image, each timed; prints one JSON line: n_tokens, the
+ *       preprocessed nx/ny, prep_ms and encode_ms (medians),
+ *       encode_runs_ms.  Never used by a pass/fail test.
  *
  * Flash attention defaults to off (pinned, printed on stderr); warmup is
  * off.  Logs go to stderr at error level, all of them with
  * PL_ORACLE_VERBOSE=1.
  */
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <string>
 #include <vector>
 
 #include "clip-impl.h"
@@ -90,6 +114,33 @@ static mtmd_context *load_mtmd(const char *mmproj, const llama_model *text, int 
     mtmd_context *c = mtmd_init_from_file(mmproj, text, cp);
     if (!c) die("libmtmd could not load %s with the text model (mtmd_init_from_file failed; PL_ORACLE_VERBOSE=1 shows why)", mmproj);
     return c;
+}
+
+/* An image file as libmtmd's helper decodes it (stb), or die. */
+static mtmd_bitmap *load_image(mtmd_context *mc, const char *path) {
+    mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, path, false, mtmd_helper_init_opt_default());
+    if (!bw.bitmap) die("libmtmd could not read the image %s", path);
+    return bw.bitmap;
+}
+
+/* PROMPT (one media marker) with one image, tokenized; *img is the image's
+ * chunk (free the chunks with mtmd_input_chunks_free). */
+static mtmd_input_chunks *tokenize_image(mtmd_context *mc, const std::string &prompt, const mtmd_bitmap *bm,
+                                         const mtmd_input_chunk **img) {
+    mtmd_input_text in = {prompt.c_str(), prompt.size(), true, true};
+    mtmd_input_chunks *chunks = mtmd_input_chunks_init();
+    int32_t rc = mtmd_tokenize(mc, chunks, &in, &bm, 1);
+    if (rc) die("mtmd_tokenize returned %d", rc);
+    *img = nullptr;
+    for (size_t i = 0; i < mtmd_input_chunks_size(chunks); i++) {
+        const mtmd_input_chunk *c = mtmd_input_chunks_get(chunks, i);
+        if (mtmd_input_chunk_get_type(c) == MTMD_INPUT_CHUNK_TYPE_IMAGE) {
+            if (*img) die("more than one image chunk");
+            *img = c;
+        }
+    }
+    if (!*img) die("mtmd_tokenize gave no image chunk");
+    return chunks;
 }
 
 static int cmd_info(int argc, char **argv) {
@@ -147,24 +198,10 @@ static int cmd_encode(int argc, char **argv) {
     init_backends();
     llama_model *text = load_text(argv[2]);
     mtmd_context *mc = load_mtmd(argv[3], text, threads, fa);
-    mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, argv[4], false, mtmd_helper_init_opt_default());
-    if (!bw.bitmap) die("libmtmd could not read the image %s", argv[4]);
-    std::string prompt = std::string(mtmd_default_marker()) + "\n";
-    mtmd_input_text in = {prompt.c_str(), prompt.size(), true, true};
-    mtmd_input_chunks *chunks = mtmd_input_chunks_init();
-    const mtmd_bitmap *bm = bw.bitmap;
-    int32_t rc = mtmd_tokenize(mc, chunks, &in, &bm, 1);
-    if (rc) die("mtmd_tokenize returned %d", rc);
-    const mtmd_input_chunk *img = nullptr;
-    size_t n_chunks = mtmd_input_chunks_size(chunks);
-    for (size_t i = 0; i < n_chunks; i++) {
-        const mtmd_input_chunk *c = mtmd_input_chunks_get(chunks, i);
-        if (mtmd_input_chunk_get_type(c) == MTMD_INPUT_CHUNK_TYPE_IMAGE) {
-            if (img) die("more than one image chunk");
-            img = c;
-        }
-    }
-    if (!img) die("mtmd_tokenize gave no image chunk");
+    mtmd_bitmap *bm = load_image(mc, argv[4]);
+    const mtmd_input_chunk *img;
+    mtmd_input_chunks *chunks = tokenize_image(mc, std::string(mtmd_default_marker()) + "\n", bm, &img);
+    const size_t n_chunks = mtmd_input_chunks_size(chunks);
     if (mtmd_encode_chunk(mc, img)) die("mtmd_encode_chunk failed");
     const float *embd = mtmd_get_output_embd(mc);
     size_t n_tok = mtmd_input_chunk_get_n_tokens(img);
@@ -181,7 +218,7 @@ static int cmd_encode(int argc, char **argv) {
     printf("n_tokens %zu\nnx %zu\nny %zu\nn_pos %d\nn_embd %d\nchunks %zu\n", n_tok, nx, ny,
            (int)mtmd_input_chunk_get_n_pos(img), n_embd, n_chunks);
     mtmd_input_chunks_free(chunks);
-    mtmd_bitmap_free(bw.bitmap);
+    mtmd_bitmap_free(bm);
     mtmd_free(mc);
     llama_model_free(text);
     return 0;
@@ -211,31 +248,20 @@ static int cmd_preprocess(int argc, char **argv) {
     llama_model *text = load_text(argv[2]);
     mtmd_context *mc = load_mtmd(argv[3], text, 1, false, min_tokens, max_tokens);
     /* the image as libmtmd decodes it */
-    mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, argv[4], false, mtmd_helper_init_opt_default());
-    if (!bw.bitmap) die("libmtmd could not read the image %s", argv[4]);
-    const uint32_t w = mtmd_bitmap_get_nx(bw.bitmap), h = mtmd_bitmap_get_ny(bw.bitmap);
-    const unsigned char *data = mtmd_bitmap_get_data(bw.bitmap);
-    if (mtmd_bitmap_get_n_bytes(bw.bitmap) != (size_t)w * h * 3) die("the bitmap is not %ux%u RGB8", w, h);
+    mtmd_bitmap *bm = load_image(mc, argv[4]);
+    const uint32_t w = mtmd_bitmap_get_nx(bm), h = mtmd_bitmap_get_ny(bm);
+    const unsigned char *data = mtmd_bitmap_get_data(bm);
+    if (mtmd_bitmap_get_n_bytes(bm) != (size_t)w * h * 3) die("the bitmap is not %ux%u RGB8", w, h);
     write_file(out_rgb, data, (size_t)w * h * 3);
     /* the merged-token grid mtmd_tokenize gives it with these limits */
-    std::string prompt = std::string(mtmd_default_marker());
-    mtmd_input_text in = {prompt.c_str(), prompt.size(), true, true};
-    mtmd_input_chunks *chunks = mtmd_input_chunks_init();
-    const mtmd_bitmap *bm = bw.bitmap;
-    int32_t rc = mtmd_tokenize(mc, chunks, &in, &bm, 1);
-    if (rc) die("mtmd_tokenize returned %d", rc);
-    size_t tok_nx = 0, tok_ny = 0, n_tok = 0;
-    for (size_t i = 0; i < mtmd_input_chunks_size(chunks); i++) {
-        const mtmd_input_chunk *c = mtmd_input_chunks_get(chunks, i);
-        if (mtmd_input_chunk_get_type(c) != MTMD_INPUT_CHUNK_TYPE_IMAGE) continue;
-        const mtmd_image_tokens *it = mtmd_input_chunk_get_tokens_image(c);
-        n_tok = mtmd_input_chunk_get_n_tokens(c);
+    const mtmd_input_chunk *img_chunk;
+    mtmd_input_chunks *chunks = tokenize_image(mc, std::string(mtmd_default_marker()), bm, &img_chunk);
+    const mtmd_image_tokens *it = mtmd_input_chunk_get_tokens_image(img_chunk);
+    const size_t n_tok = mtmd_input_chunk_get_n_tokens(img_chunk);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-        tok_nx = mtmd_image_tokens_get_nx(it);
-        tok_ny = mtmd_image_tokens_get_ny(it);
+    const size_t tok_nx = mtmd_image_tokens_get_nx(it), tok_ny = mtmd_image_tokens_get_ny(it);
 #pragma GCC diagnostic pop
-    }
     /* the preprocessor mtmd_init_from_file picks for the Qwen-VL projectors,
      * on a weightless clip context with the same limits */
     clip_context_params p = {};
@@ -267,16 +293,200 @@ static int cmd_preprocess(int argc, char **argv) {
     if (r.ctx_a) clip_free(r.ctx_a);
     if (r.ctx_gen_a) clip_free(r.ctx_gen_a);
     mtmd_input_chunks_free(chunks);
-    mtmd_bitmap_free(bw.bitmap);
+    mtmd_bitmap_free(bm);
+    mtmd_free(mc);
+    llama_model_free(text);
+    return 0;
+}
+
+static int cmd_generate(int argc, char **argv) {
+    if (argc < 4)
+        die("usage: pl_mtmd generate TEXT.gguf MMPROJ.gguf --prompt P --image F [--image F2 ...] -n N [--fa on|off] "
+            "[--kv f16|f32] [-t N] [--batch N] [--min-tokens N] [--max-tokens N]");
+    const char *prompt = nullptr, *out_logits = nullptr;
+    std::vector<const char *> images;
+    int n_predict = 16, threads = 1, batch = 512, min_tokens = -1, max_tokens = -1;
+    bool fa = false;
+    ggml_type kv = GGML_TYPE_F16;
+    for (int i = 4; i < argc; i++) {
+        if (!strcmp(argv[i], "--prompt") && i + 1 < argc) prompt = argv[++i];
+        else if (!strcmp(argv[i], "--image") && i + 1 < argc) images.push_back(argv[++i]);
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc) n_predict = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--fa") && i + 1 < argc) fa = !strcmp(argv[++i], "on");
+        else if (!strcmp(argv[i], "--kv") && i + 1 < argc) kv = !strcmp(argv[++i], "f32") ? GGML_TYPE_F32 : GGML_TYPE_F16;
+        else if (!strcmp(argv[i], "--min-tokens") && i + 1 < argc) min_tokens = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-tokens") && i + 1 < argc) max_tokens = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--out-logits") && i + 1 < argc) out_logits = argv[++i];
+        else die("unknown argument '%s'", argv[i]);
+    }
+    if (!prompt) die("generate needs --prompt P");
+    FILE *lf = out_logits ? fopen(out_logits, "wb") : nullptr;
+    if (out_logits && !lf) die("cannot create %s: %s", out_logits, strerror(errno));
+    if (threads < 1) threads = 1;
+    if (batch < 1) batch = 1;
+    init_backends();
+    llama_model *text = load_text(argv[2]);
+    mtmd_context *mc = load_mtmd(argv[3], text, threads, fa, min_tokens, max_tokens);
+    std::vector<mtmd_bitmap *> bms;
+    for (const char *f : images) bms.push_back(load_image(mc, f));
+    /* mtmd-cli's rule for a single-turn prompt without markers */
+    std::string p = prompt;
+    if (p.find(mtmd_default_marker()) == std::string::npos)
+        for (size_t i = 0; i < images.size(); i++) p = std::string(mtmd_default_marker()) + p;
+    mtmd_input_text in = {p.c_str(), p.size(), true, true};
+    mtmd_input_chunks *chunks = mtmd_input_chunks_init();
+    std::vector<const mtmd_bitmap *> cbms(bms.begin(), bms.end());
+    int32_t rc = mtmd_tokenize(mc, chunks, &in, cbms.data(), cbms.size());
+    if (rc) die("mtmd_tokenize returned %d", rc);
+    printf("prompt");
+    size_t n_prompt = 0;
+    for (size_t i = 0; i < mtmd_input_chunks_size(chunks); i++) {
+        const mtmd_input_chunk *c = mtmd_input_chunks_get(chunks, i);
+        if (mtmd_input_chunk_get_type(c) == MTMD_INPUT_CHUNK_TYPE_TEXT) {
+            size_t n;
+            const llama_token *t = mtmd_input_chunk_get_tokens_text(c, &n);
+            for (size_t j = 0; j < n; j++) printf(" %d", t[j]);
+            n_prompt += n;
+        } else {
+            size_t n = mtmd_input_chunk_get_n_tokens(c);
+            for (size_t j = 0; j < n; j++) printf(" -1");
+            n_prompt += n;
+        }
+    }
+    printf("\n");
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = (uint32_t)(n_prompt + (size_t)n_predict + 8);
+    cp.n_batch = (uint32_t)batch;
+    cp.n_ubatch = (uint32_t)batch;
+    cp.n_seq_max = 1;
+    cp.n_threads = threads;
+    cp.n_threads_batch = threads;
+    cp.flash_attn_type = fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.type_k = kv;
+    cp.type_v = kv;
+    cp.no_perf = true;
+    llama_context *lc = llama_init_from_model(text, cp);
+    if (!lc) die("llama.cpp cannot make a context of %u", cp.n_ctx);
+    fprintf(stderr, "pl_mtmd: generate, flash attention %s, kv %s, %d threads, n_batch %d, %zu images\n",
+            fa ? "on" : "off", ggml_type_name(kv), threads, batch, images.size());
+    llama_pos n_past = 0;
+    if (mtmd_helper_eval_chunks(mc, lc, chunks, 0, 0, batch, true, &n_past)) die("mtmd_helper_eval_chunks failed");
+    const llama_vocab *v = llama_model_get_vocab(text);
+    const int nv = llama_vocab_n_tokens(v);
+    std::vector<int> ids;
+    std::vector<double> margins, ranges;
+    for (int k = 0; k < n_predict; k++) {
+        const float *lg = llama_get_logits_ith(lc, -1);
+        if (lf && fwrite(lg, sizeof(float), (size_t)nv, lf) != (size_t)nv) die("cannot write %s", out_logits);
+        int best = 0;
+        for (int j = 1; j < nv; j++)
+            if (lg[j] > lg[best]) best = j;
+        float second = -INFINITY, lo = lg[0], hi = lg[0];
+        for (int j = 0; j < nv; j++) {
+            if (j != best && lg[j] > second) second = lg[j];
+            if (lg[j] < lo) lo = lg[j];
+            if (lg[j] > hi) hi = lg[j];
+        }
+        ids.push_back(best);
+        margins.push_back((double)lg[best] - (double)second);
+        ranges.push_back((double)hi - (double)lo);
+        if (llama_vocab_is_eog(v, best)) break;
+        llama_token next = best;
+        llama_batch b = llama_batch_init(1, 0, 1);
+        b.n_tokens = 1;
+        b.token[0] = next;
+        b.pos[0] = n_past++;
+        b.n_seq_id[0] = 1;
+        b.seq_id[0][0] = 0;
+        b.logits[0] = 1;
+        int r = llama_decode(lc, b);
+        llama_batch_free(b);
+        if (r) die("llama_decode failed (%d)", r);
+    }
+    printf("ids");
+    for (int id : ids) printf(" %d", id);
+    printf("\nmargins");
+    for (double m : margins) printf(" %.6g", m);
+    printf("\nranges");
+    for (double r : ranges) printf(" %.6g", r);
+    printf("\n");
+    if (lf && fclose(lf)) die("cannot write %s", out_logits);
+    llama_free(lc);
+    mtmd_input_chunks_free(chunks);
+    for (mtmd_bitmap *b : bms) mtmd_bitmap_free(b);
+    mtmd_free(mc);
+    llama_model_free(text);
+    return 0;
+}
+
+static double now_ms(void) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+static int cmd_bench(int argc, char **argv) {
+    if (argc < 5) die("usage: pl_mtmd bench TEXT.gguf MMPROJ.gguf IMAGE [-t N] [-r N] [--fa on|off]");
+    int threads = 2, reps = 5;
+    bool fa = false;
+    for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--fa") && i + 1 < argc) fa = !strcmp(argv[++i], "on");
+        else die("unknown argument '%s'", argv[i]);
+    }
+    if (threads < 1) threads = 1;
+    if (reps < 1 || reps > 1000) die("-r wants 1..1000");
+    init_backends();
+    llama_model *text = load_text(argv[2]);
+    mtmd_context *mc = load_mtmd(argv[3], text, threads, fa);
+    mtmd_bitmap *bm = load_image(mc, argv[4]);
+    const std::string prompt = std::string(mtmd_default_marker()) + "\n";
+    std::vector<double> prep, enc;
+    size_t n_tok = 0, nx = 0, ny = 0;
+    for (int r = -1; r < reps; r++) {
+        const mtmd_input_chunk *img;
+        const double t0 = now_ms();
+        mtmd_input_chunks *chunks = tokenize_image(mc, prompt, bm, &img);
+        const double t1 = now_ms();
+        if (mtmd_encode_chunk(mc, img)) die("mtmd_encode_chunk failed");
+        const double t2 = now_ms();
+        n_tok = mtmd_input_chunk_get_n_tokens(img);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        nx = mtmd_image_tokens_get_nx(mtmd_input_chunk_get_tokens_image(img));
+        ny = mtmd_image_tokens_get_ny(mtmd_input_chunk_get_tokens_image(img));
+#pragma GCC diagnostic pop
+        if (r >= 0) {
+            prep.push_back(t1 - t0);
+            enc.push_back(t2 - t1);
+        }
+        mtmd_input_chunks_free(chunks);
+    }
+    printf("{\"engine\": \"libmtmd\", \"threads\": %d, \"flash_attn\": %s, \"n_tokens\": %zu, \"nx\": %zu, "
+           "\"ny\": %zu, \"prep_ms\": %.4f, \"encode_ms\": %.4f, \"encode_runs_ms\": [",
+           threads, fa ? "true" : "false", n_tok, nx, ny, median(prep), median(enc));
+    for (size_t i = 0; i < enc.size(); i++) printf("%s%.4f", i ? ", " : "", enc[i]);
+    printf("]}\n");
+    mtmd_bitmap_free(bm);
     mtmd_free(mc);
     llama_model_free(text);
     return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) die("usage: pl_mtmd info|encode|preprocess ...");
+    if (argc < 2) die("usage: pl_mtmd info|encode|preprocess|generate ...");
+    if (!strcmp(argv[1], "generate")) return cmd_generate(argc, argv);
     if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
     if (!strcmp(argv[1], "encode")) return cmd_encode(argc, argv);
     if (!strcmp(argv[1], "preprocess")) return cmd_preprocess(argc, argv);
-    die("unknown verb '%s' (info, encode, preprocess)", argv[1]);
+    if (!strcmp(argv[1], "bench")) return cmd_bench(argc, argv);
+    die("unknown verb '%s' (info, encode, preprocess, generate, bench)", argv[1]);
 }
