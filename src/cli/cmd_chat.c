@@ -6,7 +6,12 @@
  * (Qwen3's <think> block) dimmed, the answer plain.  Ctrl-C stops a reply
  * and keeps what was said; Ctrl-C or Ctrl-D at the prompt leaves.  Lines
  * ending in a backslash continue on the next line; /reset forgets the
- * conversation, /exit leaves.
+ * conversation, /exit leaves.  With a vision tower (--mmproj), /image PATH
+ * attaches an image to the next message: the message holds one media
+ * marker per image in front of its text (as the server joins an image part
+ * before a text part), and a turn that adds an image evaluates the whole
+ * conversation again through the composition (runtime/media_prompt.h);
+ * a turn that adds only text evaluates only the new text.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -25,13 +30,15 @@
 #include "srv_think.h"
 
 #define CMD "chat"
+#define CHAT_MAX_IMAGES 64
 
 const char cmd_chat_usage[] =
     "usage: pocketllm chat --model M [--system TEXT] [-n N] [--temperature F] [--top-k K] [--top-p P]\n"
     "                      [--min-p P] [--repeat-penalty F] [--presence-penalty F] [--frequency-penalty F]\n"
     "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv f16|f32] [--flash-attn on|off]\n"
     "                      [--template FILE] [--device D] [--device-memory S]\n"
-    "                      [--enable-thinking true|false] [--hide-reasoning]\n\n"
+    "                      [--enable-thinking true|false] [--hide-reasoning]\n"
+    "                      [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]]\n\n"
     "Chat with the model in the terminal.  Every turn renders the conversation with the model's\n"
     "chat template (tokenizer.chat_template; --template FILE replaces it) exactly as 'pocketllm\n"
     "serve' does, evaluates only what the session does not hold yet, and streams the reply.  A\n"
@@ -39,8 +46,13 @@ const char cmd_chat_usage[] =
     "[reasoning] and [/reasoning] lines) and kept out of the history as the template does.\n\n"
     "Keys: Enter sends the line (a line ending in '\\' continues on the next one); Ctrl-C during a\n"
     "reply stops it (what was said stays in the history); Ctrl-C or Ctrl-D at the prompt leaves.\n"
-    "Commands: /reset forgets the conversation, /exit leaves.\n\n"
+    "Commands: /image PATH attaches an image (JPEG, PNG or WebP) to the next message (several\n"
+    "may be attached; needs --mmproj), /reset forgets the conversation, /help lists the commands,\n"
+    "/exit leaves.\n\n"
     "  --model M, -m M        the GGUF checkpoint (it needs a chat template, or --template)\n"
+    "  --mmproj FILE          the model's vision tower (a Qwen3-VL mmproj GGUF): enables /image\n"
+    "  --image-min-tokens N, --image-max-tokens N   an image's token budget, as llama.cpp's\n"
+    "                         (default 8 and 4096)\n"
     "  --system TEXT          a system message at the start of the conversation\n"
     "  -n N                   most tokens of one reply (default: until the context is full)\n"
     "  --temperature F        0 (the default) is greedy; sampling options as for 'pocketllm run':\n"
@@ -144,6 +156,18 @@ static int parse(int argc, char **argv, chat_opts *o) {
         } else if (cli_opt(argc, argv, &i, "--system", &v, &err)) {
             if (err) return cli_usage(CMD, "--system %s", err);
             o->system = v;
+        } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) {
+            if (err) return cli_usage(CMD, "--mmproj %s", err);
+            o->mp.mmproj_path = v;
+        } else if (cli_opt(argc, argv, &i, "--image-min-tokens", &v, &err) ||
+                   cli_opt(argc, argv, &i, "--image-max-tokens", &v, &err)) {
+            const bool min = !strcmp(argv[i - 1], "--image-min-tokens");
+            if (err) return cli_usage(CMD, "%s %s", min ? "--image-min-tokens" : "--image-max-tokens", err);
+            int64_t n;
+            if (!cli_parse_i64(v, 1, 1 << 20, &n))
+                return cli_usage(CMD, "%s wants a count 1..1048576, not '%s'", argv[i - 1], v);
+            if (min) o->mp.image_min_tokens = (uint32_t)n;
+            else o->mp.image_max_tokens = (uint32_t)n;
         } else if (cli_opt(argc, argv, &i, "--template", &v, &err)) {
             if (err) return cli_usage(CMD, "--template %s", err);
             o->mp.template_path = v;
@@ -168,6 +192,8 @@ static int parse(int argc, char **argv, chat_opts *o) {
         }
     }
     if (!o->mp.path) return cli_usage(CMD, "needs --model M");
+    if ((o->mp.image_min_tokens || o->mp.image_max_tokens) && !o->mp.mmproj_path)
+        return cli_usage(CMD, "--image-min-tokens and --image-max-tokens need --mmproj FILE");
     return cli_device_srv_params(CMD, &o->device, &o->mp);
 }
 
@@ -178,8 +204,11 @@ typedef struct chat {
     srv_model m;
     pocketllm_session *s;
     cJSON *history;
-    int32_t *held;          /* the ids the session holds, in order */
+    int32_t *held;          /* the ids the session holds, in order (an image's rows: -1) */
     size_t n_held, cap_held;
+    pocketllm_image *images[CHAT_MAX_IMAGES]; /* the conversation's, in marker order */
+    size_t n_images;
+    size_t n_pending;       /* the last of them, attached to the next message */
     bool tty, in_reasoning;
     unsigned turn;
 } chat;
@@ -195,7 +224,7 @@ static bool add_message(cJSON *history, const char *role, const char *content, c
 }
 
 /* The prompt of the whole conversation as ids (NULL with a message). */
-static int32_t *render(chat *c, size_t *n, char **prompt_text) {
+static int32_t *render(chat *c, size_t *n, char **prompt_text, bool *add_special) {
     char *json = cJSON_PrintUnformatted(c->history);
     if (!json) return NULL;
     pocketllm_chat_options opt = pocketllm_chat_default_options();
@@ -215,7 +244,17 @@ static int32_t *render(chat *c, size_t *n, char **prompt_text) {
     int32_t *ids = malloc(cap * sizeof *ids);
     size_t need = 0;
     const bool has_bos = c->m.bos_text && *c->m.bos_text && !strncmp(text, c->m.bos_text, strlen(c->m.bos_text));
-    st = ids ? pocketllm_tokenize(c->m.model, text, len, !has_bos, 1, ids, cap, &need) : POCKETLLM_ERR_NO_MEMORY;
+    if (!ids) {
+        st = POCKETLLM_ERR_NO_MEMORY;
+    } else if (c->n_images) {
+        /* the composition's rows, each image token as -1 */
+        uint32_t rows = 0;
+        st = pocketllm_media_prompt_tokens(c->m.model, c->m.mm, text, len, (const pocketllm_image *const *)c->images,
+                                           c->n_images, !has_bos, 1, ids, cap, &rows);
+        need = rows;
+    } else {
+        st = pocketllm_tokenize(c->m.model, text, len, !has_bos, 1, ids, cap, &need);
+    }
     if (st || need >= cap - 1) {
         if (st == POCKETLLM_ERR_INVALID_ARGUMENT || need >= cap - 1)
             fprintf(stderr, "pocketllm chat: the conversation (%zu tokens) no longer fits the context of %u; /reset "
@@ -228,6 +267,7 @@ static int32_t *render(chat *c, size_t *n, char **prompt_text) {
     }
     *n = need;
     *prompt_text = text;
+    *add_special = !has_bos;
     return ids;
 }
 
@@ -258,6 +298,39 @@ static pocketllm_status sync_session(chat *c, const int32_t *ids, size_t n) {
         at += k;
         c->n_held = at;
     }
+    return POCKETLLM_OK;
+}
+
+/* With images: when every image row of the new prompt is already held (the
+ * images' rows match, -1 for -1: the history only grows, so the same rows
+ * hold the same image), only text is left and sync_session does it.
+ * Otherwise the whole conversation is composed again from the start
+ * (the text around an image is tokenized piece by piece, so a tail cannot
+ * be composed alone); *logits_ready then says the last token's logits are
+ * there. */
+static pocketllm_status sync_media(chat *c, const int32_t *ids, size_t n, const char *text, bool add_special,
+                                   bool *logits_ready) {
+    *logits_ready = false;
+    size_t common = 0;
+    while (common < n && common < c->n_held && ids[common] == c->held[common]) common++;
+    bool image_left = false;
+    for (size_t i = common; i < n && !image_left; i++) image_left = ids[i] < 0;
+    if (!image_left) return sync_session(c, ids, n);
+    if (n > c->cap_held) {
+        int32_t *h = realloc(c->held, n * sizeof *h);
+        if (!h) return POCKETLLM_ERR_NO_MEMORY;
+        c->held = h;
+        c->cap_held = n;
+    }
+    pocketllm_status st = pocketllm_session_seq_truncate(c->s, 0, 0);
+    c->n_held = 0;
+    if (!st)
+        st = pocketllm_session_eval_media(c->s, c->m.mm, text, strlen(text), (const pocketllm_image *const *)c->images,
+                                          c->n_images, add_special, 1);
+    if (st) return st;
+    memcpy(c->held, ids, n * sizeof *ids);
+    c->n_held = n;
+    *logits_ready = true;
     return POCKETLLM_OK;
 }
 
@@ -300,7 +373,8 @@ static pocketllm_status emit(chat *c, pocketllm_detokenizer *d, srv_think *th, i
 static bool reply(chat *c) {
     size_t n = 0;
     char *prompt = NULL;
-    int32_t *ids = render(c, &n, &prompt);
+    bool add_special = true, logits_ready = false;
+    int32_t *ids = render(c, &n, &prompt, &add_special);
     if (!ids) return false;
     pocketllm_sampler_params sp = c->o->sp;
     sp.seed += c->turn++;
@@ -310,12 +384,14 @@ static bool reply(chat *c) {
     srv_think_init(&th, c->m.tmpl, prompt);
     pocketllm_status st = pocketllm_sampler_new(&sp, &smp);
     if (!st) st = pocketllm_detokenizer_new(c->m.model, 0, &d);
-    if (!st) st = sync_session(c, ids, n);
-    if (!st && !interrupted) {
+    if (!st) st = c->n_images ? sync_media(c, ids, n, prompt, add_special, &logits_ready) : sync_session(c, ids, n);
+    if (!st && !interrupted && !logits_ready) {
         st = pocketllm_session_eval(c->s, ids + n - 1, 1, 0);
         if (!st) c->held[n - 1] = ids[n - 1], c->n_held = n;
     }
-    for (size_t i = 0; !st && i < n; i++) pocketllm_sampler_accept(smp, ids[i]);
+    /* the penalties see the prompt's text ids, not the image rows */
+    for (size_t i = 0; !st && i < n; i++)
+        if (ids[i] >= 0) pocketllm_sampler_accept(smp, ids[i]);
     const int32_t n_vocab = pocketllm_session_n_vocab(c->s);
     int64_t n_gen = 0;
     bool full = false;
@@ -433,7 +509,61 @@ static char *read_input(bool tty) {
     return srv_buf_take(&b, NULL);
 }
 
+static void drop_images(chat *c, size_t keep) {
+    while (c->n_images > keep) pocketllm_image_free(c->images[--c->n_images]);
+    if (c->n_pending > c->n_images) c->n_pending = c->n_images;
+}
+
+/* /image PATH: one more image for the next message; false (with a line
+ * on stderr) when it cannot be. */
+static bool attach_image(chat *c, const char *path) {
+    while (*path == ' ' || *path == '\t') path++;
+    if (!c->m.mm) {
+        fprintf(stderr, "pocketllm chat: /image needs the vision tower: start chat with --mmproj FILE\n");
+        return false;
+    }
+    if (!*path) {
+        fprintf(stderr, "pocketllm chat: /image wants a file: /image PATH\n");
+        return false;
+    }
+    if (c->n_images == CHAT_MAX_IMAGES) {
+        fprintf(stderr, "pocketllm chat: a conversation holds at most %d images; /reset starts over\n", CHAT_MAX_IMAGES);
+        return false;
+    }
+    pocketllm_image *img = NULL;
+    if (pocketllm_image_load(path, &img)) {
+        fprintf(stderr, "pocketllm chat: %s\n", pocketllm_last_error());
+        return false;
+    }
+    uint32_t tokens = 0;
+    if (pocketllm_mmproj_image_tokens(c->m.mm, img, &tokens, NULL, NULL)) {
+        fprintf(stderr, "pocketllm chat: %s: %s\n", path, pocketllm_last_error());
+        pocketllm_image_free(img);
+        return false;
+    }
+    c->images[c->n_images++] = img;
+    c->n_pending++;
+    printf("(image %zu attached: %ux%u, %u tokens; it goes with your next message)\n", c->n_pending,
+           pocketllm_image_width(img), pocketllm_image_height(img), tokens);
+    fflush(stdout);
+    return true;
+}
+
+/* The next user message: one media marker per attached image, then the text. */
+static char *with_markers(const chat *c, const char *line) {
+    srv_buf b = {0};
+    for (size_t i = 0; i < c->n_pending; i++) srv_buf_str(&b, pocketllm_media_marker());
+    srv_buf_str(&b, line);
+    if (b.oom) {
+        srv_buf_free(&b);
+        return NULL;
+    }
+    return srv_buf_take(&b, NULL);
+}
+
 static bool reset_history(chat *c) {
+    drop_images(c, 0);
+    c->n_pending = 0;
     cJSON_Delete(c->history);
     c->history = cJSON_CreateArray();
     return c->history && (!c->o->system || add_message(c->history, "system", c->o->system, NULL));
@@ -488,7 +618,8 @@ int cmd_chat(int argc, char **argv) {
     const bool in_tty = isatty(0);
     if (in_tty)
         fprintf(stderr, "pocketllm chat: %s, context %u%s.  Ctrl-C stops a reply; Ctrl-C or Ctrl-D here leaves; /reset "
-                        "starts over.\n", c.m.id, pocketllm_session_n_ctx(c.s), cli_device_suffix(c.m.model));
+                        "starts over%s; /help lists the commands.\n", c.m.id, pocketllm_session_n_ctx(c.s),
+                cli_device_suffix(c.m.model), c.m.mm ? "; /image PATH attaches an image" : "");
     for (;;) {
         char *line = read_input(in_tty);
         if (!line) {
@@ -505,18 +636,39 @@ int cmd_chat(int argc, char **argv) {
             fputs("(the conversation is forgotten)\n", stdout);
             continue;
         }
+        if (!strcmp(line, "/help")) {
+            free(line);
+            fputs("/image PATH  attach an image (JPEG, PNG or WebP) to the next message (needs --mmproj)\n"
+                  "/reset       forget the conversation (and its images)\n"
+                  "/exit        leave (Ctrl-D at the prompt too)\n"
+                  "a line ending in '\\' continues on the next one; Ctrl-C stops a reply\n", stdout);
+            continue;
+        }
+        if (!strncmp(line, "/image", 6) && (line[6] == ' ' || line[6] == '\t' || !line[6])) {
+            attach_image(&c, line + 6);
+            free(line);
+            continue;
+        }
         if (!*line) {
             free(line);
             continue;
         }
-        add_message(c.history, "user", line, NULL);
-        free(line);
-        if (!reply(&c)) {
-            /* the turn did not happen: it leaves no trace */
+        char *content = c.n_pending ? with_markers(&c, line) : line;
+        if (content != line) free(line);
+        if (!content) break;
+        const size_t before = c.n_images - c.n_pending;
+        add_message(c.history, "user", content, NULL);
+        free(content);
+        const bool done = reply(&c);
+        if (!done) {
+            /* the turn did not happen: it leaves no trace, its images included */
             cJSON_DeleteItemFromArray(c.history, cJSON_GetArraySize(c.history) - 1);
+            drop_images(&c, before);
         }
+        c.n_pending = 0;
     }
     fflush(stdout);
+    drop_images(&c, 0);
     free(c.held);
     cJSON_Delete(c.history);
     pocketllm_session_free(c.s);

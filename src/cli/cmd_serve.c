@@ -23,7 +23,9 @@ const char cmd_serve_usage[] =
     "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
     "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv f16|f32]\n"
     "                       [--flash-attn on|off] [--device D] [--device-memory S]\n"
-    "                       [--template FILE] [--name NAME] [--max-body SIZE] [--keepalive S] [--quiet]\n\n"
+    "                       [--template FILE] [--name NAME] [--max-body SIZE] [--keepalive S] [--quiet]\n"
+    "                       [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]\n"
+    "                        [--allow-image-path DIR]]\n\n"
     "Serve the model over HTTP with OpenAI's API, so that OpenAI clients and libraries work\n"
     "against it.  Up to --parallel requests run at the same time by continuous batching: their\n"
     "sequences share one KV cache and are decoded together, one forward pass per step; a greedy\n"
@@ -32,6 +34,14 @@ const char cmd_serve_usage[] =
     "(queued, in its prompt or generating) and frees its sequence.  Prints the address it listens\n"
     "on to stderr, then one line per request; SIGINT or SIGTERM stops it.\n\n"
     "  --model M, -m M    the GGUF checkpoint\n"
+    "  --mmproj FILE      the model's vision tower (a Qwen3-VL mmproj GGUF), on the model's device:\n"
+    "                     chat messages may then hold images (image_url parts, see below); a\n"
+    "                     prompt with images is evaluated on its own sequence, then decodes in the\n"
+    "                     batch with the others.  /v1/models lists \"multimodal\" among its capabilities\n"
+    "  --image-min-tokens N, --image-max-tokens N   an image's token budget, as llama.cpp's\n"
+    "                     (default 8 and 4096): images are resized to fit it\n"
+    "  --allow-image-path DIR  file:///PATH image URLs may read files inside DIR (the real path,\n"
+    "                     links resolved, must be inside); without it file:// URLs are refused\n"
     "  --host H           address to listen on (default 127.0.0.1: this machine only)\n"
     "  --port P           port (default 8080; 0 = any free port, printed at start)\n"
     "  --api-key K        require 'Authorization: Bearer K' on /v1/* (401 without it); the\n"
@@ -106,6 +116,21 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             if (!strcmp(v, "f16")) sp->kv_type = 1;
             else if (!strcmp(v, "f32")) sp->kv_type = 0;
             else return cli_usage(CMD, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) {
+            if (err) break;
+            mp->mmproj_path = v;
+        } else if (cli_opt(argc, argv, &i, "--image-min-tokens", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 1 << 20, &n)) return cli_usage(CMD, "--image-min-tokens wants a count 1..1048576, not '%s'", v);
+            mp->image_min_tokens = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--image-max-tokens", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 1 << 20, &n)) return cli_usage(CMD, "--image-max-tokens wants a count 1..1048576, not '%s'", v);
+            mp->image_max_tokens = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--allow-image-path", &v, &err)) {
+            if (err) break;
+            if (!*v) return cli_usage(CMD, "--allow-image-path wants a folder");
+            mp->image_dir = v;
         } else if (cli_opt(argc, argv, &i, "--template", &v, &err)) {
             if (err) break;
             mp->template_path = v;
@@ -130,6 +155,8 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
     }
     if (err) return cli_usage(CMD, "an option %s", err);
     if (!mp->path) return cli_usage(CMD, "needs --model M");
+    if ((mp->image_min_tokens || mp->image_max_tokens || mp->image_dir) && !mp->mmproj_path)
+        return cli_usage(CMD, "--image-min-tokens, --image-max-tokens and --allow-image-path need --mmproj FILE");
     return 0;
 }
 
@@ -179,9 +206,10 @@ int cmd_serve(int argc, char **argv) {
         return rc;
     }
     const bool v6 = strchr(hp.host, ':') != NULL;
-    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s)\n",
+    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s)\n",
             m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx,
-            m.tmpl ? "" : ", no chat template", hp.api_key ? ", API key required" : "", cli_device_suffix(m.model));
+            m.tmpl ? "" : ", no chat template", m.mm ? ", images in" : "", hp.api_key ? ", API key required" : "",
+            cli_device_suffix(m.model));
     fflush(stderr);
     int sig = 0;
     sigwait(&stop, &sig);

@@ -97,9 +97,10 @@ static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
     srv_buf b = {0};
     srv_buf_printf(&b,
                    "{\"status\":\"ok\",\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u,"
-                   "\"forward_passes\":%llu,\"tokens_evaluated\":%llu,\"most_sequences_in_a_pass\":%u}",
+                   "\"forward_passes\":%llu,\"tokens_evaluated\":%llu,\"most_sequences_in_a_pass\":%u,"
+                   "\"modalities\":{\"vision\":%s}}",
                    st.active, st.parallel, st.queued, st.queue_cap, (unsigned long long)st.passes,
-                   (unsigned long long)st.tokens, st.most_sequences);
+                   (unsigned long long)st.tokens, st.most_sequences, h->m->mm ? "true" : "false");
     return srv_http_reply_json(conn, 200, b.oom ? NULL : srv_buf_take(&b, NULL));
 }
 

@@ -1,10 +1,13 @@
 /*
  * srv_model.c -- open the served model: the checkpoint through the engine,
  * the chat template (the GGUF's tokenizer.chat_template or a file), and the
- * BOS/EOS texts that templates such as Llama 3's write themselves.
+ * BOS/EOS texts that templates such as Llama 3's write themselves; the
+ * vision tower (--mmproj) on the model's device, and the folder file://
+ * image URLs may read (--allow-image-path).
  */
 #include "srv_model.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,11 +136,31 @@ pocketllm_status srv_model_open(const srv_model_params *p, srv_model *m, char **
             *err = fmt_err("out of memory");
         }
     }
+    if (!st && p->mmproj_path) {
+        pocketllm_mmproj_params pp = pocketllm_mmproj_default_params();
+        pp.image_min_tokens = p->image_min_tokens;
+        pp.image_max_tokens = p->image_max_tokens;
+        if ((st = pocketllm_mmproj_open(m->model, p->mmproj_path, &pp, &m->mm)))
+            *err = fmt_err("%s: %s", p->mmproj_path, pocketllm_last_error());
+    }
+    if (!st && p->image_dir) {
+        char real[PATH_MAX];
+        struct stat sb;
+        if (!realpath(p->image_dir, real) || stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            *err = fmt_err("--allow-image-path '%s' is not a folder", p->image_dir);
+            st = POCKETLLM_ERR_IO;
+        } else if (!(m->image_dir = strdup(real))) {
+            *err = fmt_err("out of memory");
+            st = POCKETLLM_ERR_NO_MEMORY;
+        }
+    }
     if (st) srv_model_close(m);
     return st;
 }
 
 void srv_model_close(srv_model *m) {
+    pocketllm_mmproj_close(m->mm);
+    free(m->image_dir);
     pocketllm_chat_template_free(m->tmpl);
     pocketllm_model_close(m->model);
     free(m->bos_text);

@@ -1,7 +1,8 @@
 /*
  * srv_model.h -- the model a server (or `pocketllm chat`) serves: the open
  * checkpoint, its chat template and the special-token texts the template
- * is given, the name clients see, and the context each sequence may use.
+ * is given, the name clients see, the context each sequence may use, and
+ * the vision tower when images are accepted.
  */
 #ifndef PL_SRV_MODEL_H
 #define PL_SRV_MODEL_H
@@ -18,6 +19,8 @@ typedef struct srv_model {
     int64_t created;               /* the file's modification time */
     uint32_t n_ctx;                /* positions one sequence may fill */
     int32_t n_vocab;               /* token ids are 0..n_vocab-1 */
+    pocketllm_mmproj *mm;          /* the vision tower (--mmproj); NULL: text only */
+    char *image_dir;               /* --allow-image-path as a real path; NULL: no file:// images */
 } srv_model;
 
 typedef struct srv_model_params {
@@ -34,6 +37,9 @@ typedef struct srv_model_params {
     uint64_t device_memory;    /* the most bytes of the device to use; 0 = all it has */
     void (*progress)(void *user, const char *what, uint64_t done, uint64_t total); /* the upload; may be NULL */
     void *progress_user;
+    const char *mmproj_path;   /* a vision tower (mmproj GGUF) for the model; NULL: none */
+    uint32_t image_min_tokens, image_max_tokens; /* its token budget per image (0: the defaults) */
+    const char *image_dir;     /* the folder file:// image URLs may read from; NULL: none */
 } srv_model_params;
 
 /* Open everything; on failure *err gets a one-line message (caller frees). */

@@ -9,13 +9,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "srv_image.h"
 #include "srv_request_internal.h"
 #include "srv_text.h"
 
 /* ---- messages: normalised for the template -------------------------------- */
 
-/* content: a string, null, or an array of {"type":"text","text":...} parts
- * (joined with newlines). */
+/* An image part: {"type":"image_url","image_url":{"url":U[,"detail":D]}},
+ * decoded now; its place in the text is the media marker. */
+static bool image_part(pctx *c, const cJSON *part, const char *field, size_t j) {
+    char name[96];
+    snprintf(name, sizeof name, "%s[%zu].image_url", field, j);
+    if (!c->m->mm)
+        return srv_fail(c->e, 400, name, "%s: this server takes no images (start it with --mmproj FILE, the model's "
+                        "vision tower)", name);
+    for (const cJSON *k = part->child; k; k = k->next)
+        if (strcmp(k->string, "type") != 0 && strcmp(k->string, "image_url") != 0)
+            return srv_fail(c->e, 400, name, "unknown field '%s[%zu].%.40s'", field, j, k->string);
+    const cJSON *iu = cJSON_GetObjectItemCaseSensitive(part, "image_url");
+    if (!cJSON_IsObject(iu)) return srv_fail(c->e, 400, name, "%s must be an object with a 'url'", name);
+    const cJSON *url = NULL;
+    for (const cJSON *k = iu->child; k; k = k->next) {
+        if (strcmp(k->string, "url") == 0) {
+            url = k;
+        } else if (strcmp(k->string, "detail") == 0) {
+            /* accepted and ignored: the token budget is the server's
+             * --image-min-tokens / --image-max-tokens, as llama-server */
+            if (!cJSON_IsString(k) || (strcmp(k->valuestring, "auto") && strcmp(k->valuestring, "low") &&
+                                       strcmp(k->valuestring, "high")))
+                return srv_fail(c->e, 400, name, "%s.detail must be \"auto\", \"low\" or \"high\"", name);
+        } else {
+            return srv_fail(c->e, 400, name, "unknown field '%s.%.40s'", name, k->string);
+        }
+    }
+    if (!cJSON_IsString(url) || !url->valuestring) return srv_fail(c->e, 400, name, "%s.url must be a string", name);
+    if (c->n_images == SRV_MAX_IMAGES)
+        return srv_fail(c->e, 400, name, "%s: a request may hold at most %d images", name, SRV_MAX_IMAGES);
+    pocketllm_image *img = NULL;
+    if (!srv_image_from_url(c->m, url->valuestring, name, &img, c->e)) return false;
+    c->images[c->n_images++] = img;
+    c->image_pixels += (uint64_t)pocketllm_image_width(img) * pocketllm_image_height(img);
+    if (c->image_pixels > SRV_MAX_IMAGE_PIXELS)
+        return srv_fail(c->e, 400, name, "%s: the request's images hold more than %llu megapixels together", name,
+                        (unsigned long long)(SRV_MAX_IMAGE_PIXELS >> 20));
+    return true;
+}
+
+/* content: a string, null, or an array of text and image parts, joined as
+ * llama-server joins them (common_chat_msg::to_json_oaicompat): a newline
+ * between two text parts when there is text before, none before or after
+ * an image's marker. */
 static bool message_content(pctx *c, const cJSON *v, size_t i, cJSON *out) {
     char field[64];
     snprintf(field, sizeof field, "messages[%zu].content", i);
@@ -25,20 +68,30 @@ static bool message_content(pctx *c, const cJSON *v, size_t i, cJSON *out) {
         if (!srv_want_string(c, v, field, &s)) return false;
         return cJSON_AddStringToObject(out, "content", s) ? true : srv_fail(c->e, 500, NULL, "out of memory");
     }
-    if (!cJSON_IsArray(v)) return srv_fail(c->e, 400, field, "'%s' must be a string, null or an array of text parts", field);
+    if (!cJSON_IsArray(v)) return srv_fail(c->e, 400, field, "'%s' must be a string, null or an array of content parts", field);
     srv_buf b = {0};
     srv_buf_add(&b, "", 0);
     size_t j = 0;
+    bool after_marker = false;
     for (const cJSON *part = v->child; part; part = part->next, j++) {
         const cJSON *t = cJSON_IsObject(part) ? cJSON_GetObjectItemCaseSensitive(part, "type") : NULL;
         if (!cJSON_IsString(t)) {
             srv_buf_free(&b);
             return srv_fail(c->e, 400, field, "'%s[%zu]' must be an object with a 'type'", field, j);
         }
+        if (strcmp(t->valuestring, "image_url") == 0) {
+            if (!image_part(c, part, field, j)) {
+                srv_buf_free(&b);
+                return false;
+            }
+            srv_buf_str(&b, pocketllm_media_marker());
+            after_marker = true;
+            continue;
+        }
         if (strcmp(t->valuestring, "text") != 0) {
             srv_buf_free(&b);
-            return srv_fail(c->e, 400, field, "'%s[%zu].type' '%.40s' is not supported: this model reads text only", field,
-                            j, t->valuestring);
+            return srv_fail(c->e, 400, field, "'%s[%zu].type' '%.40s' is not supported (text and image_url parts are)",
+                            field, j, t->valuestring);
         }
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
         if (!cJSON_IsString(text) || !srv_utf8_valid(text->valuestring, strlen(text->valuestring))) {
@@ -50,7 +103,8 @@ static bool message_content(pctx *c, const cJSON *v, size_t i, cJSON *out) {
                 srv_buf_free(&b);
                 return srv_fail(c->e, 400, field, "unknown field '%s[%zu].%.40s'", field, j, k->string);
             }
-        if (j) srv_buf_add(&b, "\n", 1);
+        if (!after_marker && b.n) srv_buf_add(&b, "\n", 1);
+        after_marker = false;
         srv_buf_str(&b, text->valuestring);
     }
     if (b.oom) {
@@ -119,6 +173,43 @@ static bool tokenize(pctx *c, const char *text, size_t len, bool add_special, sr
                         need, c->m->n_ctx);
     if (st) return srv_fail(c->e, 400, param, "the prompt cannot be tokenized: %s", pocketllm_last_error());
     p->n = need;
+    return true;
+}
+
+/* A rendered conversation with images: its rows as the composition lays
+ * them out (media_prompt.h), each image token as -1; the prompt takes the
+ * images over. */
+static bool media_tokenize(pctx *c, const char *text, size_t len, bool add_special, srv_prompt *p) {
+    const char *marker = pocketllm_media_marker();
+    const size_t ml = strlen(marker);
+    size_t markers = 0;
+    for (const char *at = text; (at = strstr(at, marker)) != NULL && (size_t)(at - text) < len; at += ml) markers++;
+    /* the text parts may not add markers of their own: images would move */
+    if (markers > c->n_images)
+        return srv_fail(c->e, 400, "messages", "the conversation's text holds the image marker \"%s\" itself; it may "
+                        "only stand for the images sent", marker);
+    if (markers < c->n_images)
+        return srv_fail(c->e, 400, "messages", "the chat template left out %zu of the %zu images (an image in a message "
+                        "it does not render?)", c->n_images - markers, c->n_images);
+    const pocketllm_image *const *imgs = (const pocketllm_image *const *)c->images;
+    uint32_t n = 0;
+    pocketllm_status st =
+        pocketllm_media_prompt_tokens(c->m->model, c->m->mm, text, len, imgs, c->n_images, add_special, 1, NULL, 0, &n);
+    if (st) return srv_fail(c->e, 400, "messages", "the prompt cannot be composed: %s", pocketllm_last_error());
+    if (n >= c->m->n_ctx)
+        return srv_fail(c->e, 400, "messages", "the prompt and its %zu image%s take %u positions; the context holds %u, "
+                        "with at least one left for the completion (start the server with a larger --ctx, or a "
+                        "smaller --image-max-tokens)", c->n_images, c->n_images == 1 ? "" : "s", n, c->m->n_ctx);
+    p->ids = malloc((size_t)(n ? n : 1) * sizeof *p->ids);
+    p->images = malloc(c->n_images * sizeof *p->images);
+    if (!p->ids || !p->images) return srv_fail(c->e, 500, NULL, "out of memory");
+    st = pocketllm_media_prompt_tokens(c->m->model, c->m->mm, text, len, imgs, c->n_images, add_special, 1, p->ids, n, &n);
+    if (st) return srv_fail(c->e, 400, "messages", "the prompt cannot be composed: %s", pocketllm_last_error());
+    p->n = n;
+    p->add_special = add_special;
+    memcpy(p->images, c->images, c->n_images * sizeof *p->images);
+    p->n_images = c->n_images;
+    c->n_images = 0;
     return true;
 }
 
@@ -249,7 +340,8 @@ bool srv_build_chat_prompt(pctx *c) {
     /* templates that write the BOS token themselves (Llama 3, Gemma...)
      * must not get a second one from the tokenizer */
     bool has_bos = c->m->bos_text && c->m->bos_text[0] && strncmp(text, c->m->bos_text, strlen(c->m->bos_text)) == 0;
-    ok = ok && tokenize(c, text, len, !has_bos, &r->prompts[0], "messages");
+    ok = ok && (c->n_images ? media_tokenize(c, text, len, !has_bos, &r->prompts[0])
+                            : tokenize(c, text, len, !has_bos, &r->prompts[0], "messages"));
     pocketllm_chat_free(text);
     return ok;
 }

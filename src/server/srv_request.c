@@ -394,6 +394,8 @@ void srv_request_free(srv_request *r) {
     for (size_t i = 0; i < r->n_prompts; i++) {
         free(r->prompts[i].ids);
         free(r->prompts[i].text);
+        for (size_t k = 0; k < r->prompts[i].n_images; k++) pocketllm_image_free(r->prompts[i].images[k]);
+        free(r->prompts[i].images);
     }
     free(r->prompts);
     memset(r, 0, sizeof *r);
@@ -479,6 +481,7 @@ bool srv_request_parse(const srv_model *m, srv_kind kind, const char *body, size
         ok = ok && srv_context_checks(&c);
     }
     cJSON_Delete(c.template_vars);
+    for (size_t k = 0; k < c.n_images; k++) pocketllm_image_free(c.images[k]);
     cJSON_Delete(root);
     if (!ok) srv_request_free(r);
     return ok;

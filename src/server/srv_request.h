@@ -25,6 +25,8 @@ typedef enum srv_kind { SRV_CHAT, SRV_COMPLETION } srv_kind;
 #define SRV_MAX_STOP_LEN 256
 #define SRV_MAX_TOP_LOGPROBS 20
 #define SRV_MAX_LOGIT_BIAS 1024
+#define SRV_MAX_IMAGES 32                       /* images in one request */
+#define SRV_MAX_IMAGE_PIXELS ((uint64_t)64 << 20) /* their decoded pixels together (RGB: 3 bytes each) */
 
 typedef struct srv_error {
     int http;          /* 400, 401, 404, 405, 413, 500, 503 */
@@ -37,10 +39,14 @@ typedef struct srv_error {
 bool srv_fail(srv_error *e, int http, const char *param, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 typedef struct srv_prompt {
-    int32_t *ids;
-    size_t n;
-    char *text;        /* the prompt as text (echo, the reasoning split); "" for id prompts */
+    int32_t *ids;      /* with images: each image token's cache row as -1 */
+    size_t n;          /* cache rows the prompt takes (image tokens counted) */
+    char *text;        /* the prompt as text (echo, the reasoning split); "" for id prompts;
+                        * with images, one media marker where each one goes */
     size_t text_len;
+    pocketllm_image **images; /* decoded at parse time, in marker order */
+    size_t n_images;
+    bool add_special;  /* how the text is tokenized when images compose it */
 } srv_prompt;
 
 typedef struct srv_request {
@@ -85,9 +91,16 @@ void srv_request_free(srv_request *r);
     "Request fields; any other field is refused with a 400 that names it:\n"                                 \
     "  model                  any string: the one model served answers, and responses name it\n"             \
     "  messages               (chat) roles system, developer (read as system), user, assistant, tool;\n"    \
-    "                         content a string, null, or text parts (joined with newlines; image or\n"      \
-    "                         audio parts are refused); name, tool_call_id, tool_calls (of earlier\n"       \
-    "                         turns) and reasoning_content go to the chat template\n"                       \
+    "                         content a string, null, or an array of parts: text parts, joined with\n"   \
+    "                         newlines as llama-server joins them, and (with --mmproj) image parts\n"     \
+    "                         {\"type\":\"image_url\",\"image_url\":{\"url\":U}}, any number in any message\n" \
+    "                         (at most 32 in a request, 64 megapixels together).  U: a data: URL,\n"        \
+    "                         data:image/png|jpeg|webp;base64,...; file:///PATH only inside\n"             \
+    "                         --allow-image-path; http(s) URLs are refused (nothing is fetched).\n"       \
+    "                         image_url.detail is accepted and ignored (the budget is --image-*-tokens);\n" \
+    "                         a bad image is a 400 naming its part.  Audio parts are refused.\n"        \
+    "                         name, tool_call_id, tool_calls (of earlier turns) and\n"                     \
+    "                         reasoning_content go to the chat template\n"                                   \
     "  prompt                 (completions) a string, a list of strings, a list of token ids, or a\n"       \
     "                         list of such lists; prompts x n at most 16\n"                                  \
     "  stream                 server-sent events, ending with \"data: [DONE]\"\n"                             \

@@ -26,6 +26,9 @@ typedef struct pctx {
     bool stream_options_given;
     int enable_thinking;                       /* -1: not given */
     cJSON *template_vars;                      /* chat_template_kwargs without enable_thinking (owned) */
+    pocketllm_image *images[SRV_MAX_IMAGES];   /* the messages' images until the prompt takes them (owned) */
+    size_t n_images;
+    uint64_t image_pixels;                     /* their pixels together */
 } pctx;
 
 /* Typed reads of a JSON value: false (and e filled) when it is not one. */

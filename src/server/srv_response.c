@@ -78,6 +78,13 @@ char *srv_json_models(const srv_model *m) {
     add(one, "object", cJSON_CreateString("model"), &ok);
     add(one, "created", cJSON_CreateNumber((double)m->created), &ok);
     add(one, "owned_by", cJSON_CreateString("pocketllm"), &ok);
+    /* as llama-server lists them: "multimodal" when images are taken (--mmproj) */
+    cJSON *caps = cJSON_CreateArray();
+    if (caps) {
+        cJSON_AddItemToArray(caps, cJSON_CreateString("completion"));
+        if (m->mm) cJSON_AddItemToArray(caps, cJSON_CreateString("multimodal"));
+    }
+    add(one, "capabilities", caps, &ok);
     if (one && data) cJSON_AddItemToArray(data, one);
     else cJSON_Delete(one), ok = false;
     add(root, "object", cJSON_CreateString("list"), &ok);

@@ -10,6 +10,12 @@
  * under the lock.  Per-sequence results do not depend on what else is in
  * the batch (the engine's rows are computed independently), so a greedy
  * answer is the same alone or beside others.
+ *
+ * A prompt with images is not chunked into the batch: at the step after
+ * its job takes a sequence, it is composed and evaluated on that sequence
+ * alone (pocketllm_session_eval_media_seq: the tower runs there, the other
+ * sequences wait for that step), and from its first sampled token on the
+ * job decodes in the batch like any other.
  */
 #include "srv_sched.h"
 
@@ -48,6 +54,7 @@ typedef struct job {
     int64_t max_gen;
     srv_choice_update stage; /* output of this step, moved to the task under the lock */
     bool finished, failed;
+    char err[256];           /* why it failed, when the engine said */
     struct job *next;        /* queue link */
 } job;
 
@@ -162,10 +169,12 @@ static uint64_t splitmix(uint64_t *x) {
     return z ^ (z >> 31);
 }
 
-/* How many ids at the start of the prompt sequence `slot` already holds. */
+/* How many ids at the start of the prompt sequence `slot` already holds.
+ * An image's rows are held as -1 and never match: reuse stops at the
+ * first image, so no prompt is ever served another image's rows. */
 static size_t shared_start(const srv_sched *s, uint32_t slot, const srv_prompt *p) {
     size_t k = 0;
-    while (k < s->n_held[slot] && k < p->n && s->held[slot][k] == p->ids[k]) k++;
+    while (k < s->n_held[slot] && k < p->n && p->ids[k] >= 0 && s->held[slot][k] == p->ids[k]) k++;
     return k;
 }
 
@@ -192,6 +201,9 @@ static bool job_start(srv_sched *s, job *j, uint32_t slot) {
      * in any case, for its logits */
     size_t common = shared_start(s, slot, j->prompt);
     if (common >= j->prompt->n) common = j->prompt->n - 1;
+    /* the composition evaluates a prompt with images whole (its text is
+     * tokenized piece by piece around the images) */
+    if (j->prompt->n_images) common = 0;
     if (pocketllm_session_seq_truncate(s->sess, slot, (uint32_t)common)) common = 0;
     s->n_held[slot] = common;
     j->n_fed = common;
@@ -294,7 +306,7 @@ static size_t build_batch(srv_sched *s) {
     }
     for (uint32_t i = 0; i < s->p.parallel && n < budget; i++) {
         job *j = s->slots[i];
-        if (!j || j->n_fed >= j->prompt->n) continue;
+        if (!j || j->n_fed >= j->prompt->n || j->prompt->n_images) continue;
         size_t k = j->prompt->n - j->n_fed;
         if (k > budget - n) k = budget - n;
         for (size_t t = 0; t < k; t++) {
@@ -373,7 +385,8 @@ static void deliver(srv_sched *s, const char *fail_msg) {
         srv_task *t = j->t;
         if (j->failed || fail_msg) {
             t->pending.failed = true;
-            snprintf(t->pending.error, sizeof t->pending.error, "%s", fail_msg ? fail_msg : "generation failed");
+            snprintf(t->pending.error, sizeof t->pending.error, "%s",
+                     fail_msg ? fail_msg : j->err[0] ? j->err : "generation failed");
             /* what the sequence holds is no longer known: nothing */
             s->n_held[i] = 0;
             pocketllm_session_seq_truncate(s->sess, i, 0);
@@ -393,6 +406,34 @@ static void deliver(srv_sched *s, const char *fail_msg) {
     }
 }
 
+/* Evaluate the prompts with images of jobs that have just taken their
+ * sequence, each alone on it, and sample their first tokens; returns the
+ * rows evaluated. */
+static size_t media_prefill(srv_sched *s) {
+    size_t rows = 0;
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (!j || !j->prompt->n_images || j->n_fed || j->failed) continue;
+        const srv_prompt *p = j->prompt;
+        const pocketllm_image *const *imgs = (const pocketllm_image *const *)p->images;
+        pocketllm_status st = pocketllm_session_eval_media_seq(s->sess, j->slot, s->m->mm, p->text, p->text_len, imgs,
+                                                               p->n_images, p->add_special, 1);
+        const float *logits = st ? NULL : pocketllm_session_logits(s->sess, -1);
+        if (st || !logits || pocketllm_session_seq_n_past(s->sess, j->slot) != p->n) {
+            snprintf(j->err, sizeof j->err, "the prompt with images failed: %s",
+                     st ? pocketllm_last_error() : "the composition's rows differ from the count");
+            j->failed = true;
+            continue;
+        }
+        memcpy(s->held[j->slot], p->ids, p->n * sizeof *p->ids);
+        s->n_held[j->slot] = p->n;
+        j->n_fed = p->n;
+        rows += p->n;
+        job_sample(s, j, logits);
+    }
+    return rows;
+}
+
 static void *sched_main(void *arg) {
     srv_sched *s = arg;
     pthread_mutex_lock(&s->mu);
@@ -406,6 +447,7 @@ static void *sched_main(void *arg) {
         }
         pthread_mutex_unlock(&s->mu);
 
+        const size_t media_rows = s->m->mm ? media_prefill(s) : 0;
         const size_t n = build_batch(s);
         const char *fail = NULL;
         char msg[256];
@@ -422,6 +464,7 @@ static void *sched_main(void *arg) {
         uint32_t seqs = 0; /* distinct sequences in the pass (a sequence's tokens are adjacent) */
         for (size_t i = 0; i < n; i++) seqs += i == 0 || s->batch[i].seq != s->batch[i - 1].seq;
         pthread_mutex_lock(&s->mu);
+        s->n_tokens += media_rows;
         if (n) {
             s->n_passes++;
             s->n_tokens += n;

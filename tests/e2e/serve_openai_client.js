@@ -5,36 +5,11 @@
 // server whose template opens a think block).  Prints one line per failed
 // check and exits 1 if any failed.
 'use strict';
-const { OpenAI } = require('openai');
+const { check, mkClient, streamChat, expectError, run } = require('./openai_check');
 
-let checks = 0, failures = 0;
-function check(cond, what) {
-  checks++;
-  if (!cond) {
-    failures++;
-    console.error('FAIL: ' + what);
-  }
-}
-
-const client = new OpenAI({ baseURL: process.env.BASE, apiKey: process.env.API_KEY, maxRetries: 0, timeout: 60000 });
+const client = mkClient(process.env.BASE, process.env.API_KEY, 60000);
 const MODEL = process.env.MODEL;
 const user = (text) => [{ role: 'user', content: text }];
-
-async function streamChat(c, params) {
-  const stream = await c.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
-  let content = '', reasoning = '', finish = null, usage = null, roles = 0, chunks = 0;
-  for await (const chunk of stream) {
-    chunks++;
-    if (chunk.usage) usage = chunk.usage;
-    for (const ch of chunk.choices) {
-      if (ch.delta.role) roles++;
-      if (ch.delta.content) content += ch.delta.content;
-      if (ch.delta.reasoning_content) reasoning += ch.delta.reasoning_content;
-      if (ch.finish_reason) finish = ch.finish_reason;
-    }
-  }
-  return { content, reasoning, finish, usage, roles, chunks };
-}
 
 async function streamText(params) {
   const stream = await client.completions.create({ ...params, stream: true });
@@ -46,16 +21,6 @@ async function streamText(params) {
     }
   }
   return { text, finish };
-}
-
-async function expectError(promise, status, word, what) {
-  try {
-    await promise;
-    check(false, what + ': no error');
-  } catch (e) {
-    check(e.status === status, `${what}: status ${e.status}, wanted ${status}`);
-    check(String(e.message).includes(word), `${what}: message '${e.message}' does not name '${word}'`);
-  }
 }
 
 async function main() {
@@ -142,12 +107,12 @@ async function main() {
                     400, 'tools', 'tools');
   await expectError(client.chat.completions.create({ ...params, response_format: { type: 'json_object' } }), 400,
                     'response_format', 'JSON mode');
-  const noKey = new OpenAI({ baseURL: process.env.BASE, apiKey: 'wrong-key', maxRetries: 0 });
+  const noKey = mkClient(process.env.BASE, 'wrong-key', 60000);
   await expectError(noKey.chat.completions.create(params), 401, 'API key', 'wrong key');
 
   // a template whose generation prompt opens a think block: the reply is
   // reasoning_content, streamed or not
-  const think = new OpenAI({ baseURL: process.env.THINK_BASE, apiKey: 'unused', maxRetries: 0, timeout: 60000 });
+  const think = mkClient(process.env.THINK_BASE, 'unused', 60000);
   const tparams = { model: MODEL, messages: user('Think about it.'), max_tokens: 10, temperature: 0,
                     chat_template_kwargs: { enable_thinking: true } };
   const tw2 = await think.chat.completions.create(tparams);
@@ -156,11 +121,6 @@ async function main() {
   const ts2 = await streamChat(think, tparams);
   check(ts2.reasoning === tm.reasoning_content && ts2.content === tm.content, 'streamed reasoning_content differs');
 
-  console.log(`openai client: ${checks} checks, ${failures} failed`);
-  process.exit(failures ? 1 : 0);
 }
 
-main().catch((e) => {
-  console.error('FAIL: ' + (e && e.stack ? e.stack : e));
-  process.exit(1);
-});
+run('openai client', main);

@@ -13,6 +13,15 @@
  * a ChatML template that knows Qwen3's enable_thinking, written once at
  * start into a temporary folder; the context is 256 positions so that the
  * over-long-prompt path is reached.  Seeds: seeds/fuzz_server_request.sh.
+ *
+ * Images: when bit 2 of the first byte is set, the request goes to a
+ * second model that takes them -- a random-weight Qwen3-VL pair: a qwen3vl
+ * text model of the tower's width with one small layer and the built-in
+ * vocabulary, the Qwen3-VL-2B tower cut to one block (no DeepStack), the
+ * same template, a vision tower opened from its mmproj -- so that image
+ * parts go through the URL rules, the base64 decoder, the image decoders
+ * and the composition's token count (the tower itself runs only when a
+ * request is served, never here).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,7 +45,7 @@ static const char TEMPLATE[] =
     "{%- if enable_thinking is defined and enable_thinking is false %}{{ '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
     "{%- endif %}";
 
-static srv_model model;
+static srv_model model, vmodel;
 static int ready;
 
 static int setup(void) {
@@ -58,13 +67,40 @@ static int setup(void) {
     if (!ok) fprintf(stderr, "fuzz_server_request: %s\n", err ? err : "cannot open the model");
     free(err);
     unlink(gguf);
+    /* the model that takes images: its weights are needed (the tower is
+     * opened for them), so it is small in every way but its width */
+    char vgguf[128], vmm[128];
+    snprintf(vgguf, sizeof vgguf, "%s/vl.gguf", dir);
+    snprintf(vmm, sizeof vmm, "%s/mm.gguf", dir);
+    pocketllm_synth_params vp = pocketllm_synth_default_params();
+    vp.arch = "qwen3vl";
+    vp.n_embd = 2048; /* the tower's output width */
+    vp.n_layer = 1;
+    vp.n_head = 2;
+    vp.n_head_kv = 1;
+    vp.head_dim = 64;
+    vp.n_ff = 256;
+    pocketllm_synth_mmproj_params mm = {.shape = "qwen3vl-2b", .type = 1, .n_layer = 1, .seed = 1};
+    if (ok && (pocketllm_synth(&vp, vgguf) || pocketllm_synth_mmproj(&mm, vmm))) {
+        fprintf(stderr, "fuzz_server_request: synth of the Qwen3-VL pair: %s\n", pocketllm_last_error());
+        ok = 0;
+    }
+    srv_model_params vmp = {.path = vgguf, .template_path = tmpl, .n_ctx = 256, .n_threads = 1,
+                            .mmproj_path = vmm, .image_max_tokens = 64};
+    if (ok && srv_model_open(&vmp, &vmodel, &err) != POCKETLLM_OK) {
+        fprintf(stderr, "fuzz_server_request: the Qwen3-VL pair: %s\n", err ? err : "cannot open it");
+        ok = 0;
+    }
+    free(err);
+    unlink(vgguf);
+    unlink(vmm);
     unlink(tmpl);
     rmdir(dir);
     return ok;
 }
 
 /* The output side, on text that came from the request. */
-static void exercise_output(const srv_request *r, const char *text, size_t len) {
+static void exercise_output(const srv_model *m, const srv_request *r, const char *text, size_t len) {
     srv_update u;
     srv_update_init(&u, r->n_prompts * r->n);
     for (size_t i = 0; i < u.n_choices; i++) {
@@ -81,11 +117,11 @@ static void exercise_output(const srv_request *r, const char *text, size_t len) 
     }
     u.done = true;
     srv_reply rp;
-    srv_reply_init(&rp, &model, r);
+    srv_reply_init(&rp, m, r);
     free(srv_json_final(&rp, &u));
     if (u.n_choices && r->kind == SRV_CHAT) {
         srv_think th;
-        srv_think_init(&th, model.tmpl, r->prompts[0].text);
+        srv_think_init(&th, m->tmpl, r->prompts[0].text);
         srv_buf rs = {0}, cs = {0};
         for (size_t at = 0; at < u.c[0].text.n; at += 2) {
             const size_t k = u.c[0].text.n - at < 2 ? u.c[0].text.n - at : 2;
@@ -108,14 +144,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ready < 0) abort(); /* the harness itself is broken: say so loudly */
     if (size < 1) return 0;
     const srv_kind kind = data[0] & 1 ? SRV_COMPLETION : SRV_CHAT;
+    const srv_model *m = data[0] & 4 ? &vmodel : &model;
     /* an exact-size copy, so that a read past the body is caught */
     size_t len = size - 1;
     char *body = malloc(len ? len : 1);
     if (len) memcpy(body, data + 1, len);
     srv_request r;
     srv_error e;
-    if (srv_request_parse(&model, kind, body, len, &r, &e)) {
-        exercise_output(&r, r.prompts[0].text, r.prompts[0].text_len);
+    if (srv_request_parse(m, kind, body, len, &r, &e)) {
+        /* a prompt with images: its rows are the composition's */
+        for (size_t k = 0; k < r.n_prompts; k++)
+            if (r.prompts[k].n_images && (!m->mm || r.prompts[k].n == 0)) abort();
+        exercise_output(m, &r, r.prompts[0].text, r.prompts[0].text_len);
         srv_request_free(&r);
     } else {
         if (e.http < 400 || e.http > 599 || !e.message[0]) abort(); /* every refusal has a status and a message */

@@ -25,3 +25,27 @@ seed p '{"prompt":[[1,2],"x"]}'
 seed p '{"prompt":"x","max_tokens":100000}'
 long=$(head -c 3000 /dev/zero | tr '\0' 'a')
 seed p "{\"prompt\":\"$long\"}"
+# images ('d': bit 2 set -- the model that takes them -- and bit 0 clear:
+# chat): a PNG made here (never committed), good and damaged, and the URLs
+# the server refuses
+png=$(/usr/bin/python3 - <<'PY'
+import base64, struct, zlib
+w, h = 40, 24
+raw = b"".join(b"\0" + b"".join(bytes((x * 6 % 256, y * 10 % 256, 128)) for x in range(w)) for y in range(h))
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+data = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + \
+       chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+print(base64.b64encode(data).decode())
+PY
+)
+img() { printf '{"type":"image_url","image_url":{"url":"%s"}}' "$1"; }
+seed d "{\"messages\":[{\"role\":\"user\",\"content\":[$(img "data:image/png;base64,$png"),{\"type\":\"text\",\"text\":\"What is it?\"}]}]}"
+seed d "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},$(img "data:image/png;base64,$png"),$(img "data:image/png;base64,$png")]},{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":\"user\",\"content\":[$(img "data:image/png;base64,$png")]}],\"stream\":true}"
+seed d "{\"messages\":[{\"role\":\"user\",\"content\":[$(img "data:image/png;base64,${png:0:120}")]}]}"
+seed d "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,$png\",\"detail\":\"high\"}}]}]}"
+seed d "{\"messages\":[{\"role\":\"user\",\"content\":[$(img "https://example.com/a.png"),$(img "file:///etc/passwd"),$(img "data:image/png;base64,AAAA")]}]}"
+seed d "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"<__media__>\"},$(img "data:image/png;base64,$png")]}]}"
+if command -v convert >/dev/null; then
+    jpg=$(convert -size 48x32 gradient:red-blue jpg:- | base64 -w0)
+    seed d "{\"messages\":[{\"role\":\"user\",\"content\":[$(img "data:image/jpeg;base64,$jpg"),{\"type\":\"text\",\"text\":\"x\"}]}]}"
+fi
