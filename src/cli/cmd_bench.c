@@ -24,7 +24,8 @@
 const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [-t N] [-r REPS]\n"
     "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--device D]\n"
-    "                       [--device-memory S] [--json] [--quiet]\n\n"
+    "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH)\n"
+    "                       [--image-max-tokens N]] [--json] [--quiet]\n\n"
     "Measure prompt processing (pp) and generation (tg) speed as llama.cpp's llama-bench does:\n"
     "pp = one prefill of N tokens into an empty cache; tg = N single-token decodes after a\n"
     "prefill of DEPTH tokens (untimed).  Tokens are synthetic ids (the same sequence\n"
@@ -60,6 +61,13 @@ const char cmd_bench_usage[] =
     "                      read_bandwidth_runs, decode_bound_tokens_per_s,\n"
     "                      decode_bandwidth_fraction (+ _min, _max), ...; on a device also\n"
     "                      device, device_memory_used_bytes, device_memory_budget_bytes\n"
+    "  --mmproj F          also measure an image's encode through this vision tower: preprocessing\n"
+    "                      and the tower, timed apart (as `pl_mtmd bench` times libmtmd), their\n"
+    "                      medians in ms and the tower's merged tokens per second; -p 0 -n 0 measures\n"
+    "                      only that\n"
+    "  --image F           the image (JPEG, PNG, WebP)\n"
+    "  --image-size WxH    a synthetic image of that size instead\n"
+    "  --image-max-tokens N  the preprocessing's token limit (default 4096)\n"
     "  --quiet             no progress on stderr\n";
 
 #define MIB (1024.0 * 1024.0)
@@ -169,6 +177,9 @@ typedef struct bench_cfg {
     int threads;
     uint32_t kv;
     int flash; /* --flash-attn on */
+    /* the image encode (--mmproj) */
+    const char *mmproj, *image;
+    int64_t image_w, image_h, image_max_tokens;
 } bench_cfg;
 
 /* One timed run (see the header comment); pp / tg in tokens per second. */
@@ -216,7 +227,51 @@ typedef struct bench_out {
      * is neither measured nor held against tg (n/a; null in JSON) */
     const char *device;       /* NULL: the CPU */
     uint64_t dev_used, dev_budget;
+    const pocketllm_bench_image *img; /* c->reps image runs, or NULL */
 } bench_out;
+
+/* The image runs' medians (and spread) of the tower and of the preprocessing. */
+static void image_stats(const bench_out *b, stats *prep, stats *enc) {
+    double pv[1000], ev[1000];
+    const int n = (int)b->c->reps;
+    for (int i = 0; i < n; i++) pv[i] = b->img[i].prep_ms, ev[i] = b->img[i].encode_ms;
+    *prep = summarize(pv, n);
+    *enc = summarize(ev, n);
+}
+
+static cJSON *image_json(const bench_out *b) {
+    stats prep, enc;
+    image_stats(b, &prep, &enc);
+    const pocketllm_bench_image *r = &b->img[0];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "mmproj", b->c->mmproj);
+    if (b->c->image) cJSON_AddStringToObject(o, "image", b->c->image);
+    else cJSON_AddNullToObject(o, "image");
+    cJSON_AddNumberToObject(o, "width", r->width);
+    cJSON_AddNumberToObject(o, "height", r->height);
+    cJSON_AddNumberToObject(o, "prep_width", r->prep_width);
+    cJSON_AddNumberToObject(o, "prep_height", r->prep_height);
+    cJSON_AddNumberToObject(o, "n_tokens", r->n_tokens);
+    cJSON_AddNumberToObject(o, "prep_ms", prep.median);
+    cJSON_AddNumberToObject(o, "encode_ms", enc.median);
+    cJSON_AddNumberToObject(o, "encode_min_ms", enc.min);
+    cJSON_AddNumberToObject(o, "encode_max_ms", enc.max);
+    cJSON_AddNumberToObject(o, "total_ms", prep.median + enc.median);
+    cJSON_AddNumberToObject(o, "tokens_per_s", enc.median > 0 ? r->n_tokens / (enc.median * 1e-3) : 0);
+    cJSON *a = cJSON_AddArrayToObject(o, "encode_runs_ms");
+    for (int i = 0; i < (int)b->c->reps; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(b->img[i].encode_ms));
+    return o;
+}
+
+static void print_image_text(const bench_out *b) {
+    stats prep, enc;
+    image_stats(b, &prep, &enc);
+    const pocketllm_bench_image *r = &b->img[0];
+    printf("image     %ux%u -> %ux%u, %u tokens: preprocess %.2f ms + tower %.2f ms = %.2f ms; %.1f tok/s "
+           "(medians; tower %.2f .. %.2f)\n",
+           r->width, r->height, r->prep_width, r->prep_height, r->n_tokens, prep.median, enc.median,
+           prep.median + enc.median, enc.median > 0 ? r->n_tokens / (enc.median * 1e-3) : 0, enc.min, enc.max);
+}
 
 /* A number, or null where it means nothing (on a device). */
 static void json_num_or_null(cJSON *o, const char *key, bool have, double v) {
@@ -271,6 +326,7 @@ static void print_json(const bench_out *b) {
     if (host) cJSON_AddBoolToObject(o, "rss_within_bound", b->rss > 0 && b->rss <= b->bound);
     else cJSON_AddNullToObject(o, "rss_within_bound");
     cJSON_AddBoolToObject(o, "rss_peak_reset", b->rss_reset);
+    if (b->img) cJSON_AddItemToObject(o, "image", image_json(b));
     char *text = cJSON_PrintUnformatted(o);
     if (text) puts(text);
     free(text);
@@ -312,6 +368,7 @@ static void print_text(const bench_out *b) {
         printf("tg%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c->n, b->tg_s.median,
                b->tg_s.min, b->tg_s.max, (long long)c->d);
     print_bound(b);
+    if (b->img) print_image_text(b);
     if (b->device) {
         /* the bound is what a CPU run holds; the driver's own host memory
          * (a shader compiler, staging buffers) is in this figure */
@@ -351,6 +408,15 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
             if (!err && strcmp(v, "f16") && strcmp(v, "f32")) return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
             if (!err) c->kv = strcmp(v, "f16") ? 0 : 1;
+        } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) c->mmproj = v;
+        else if (cli_opt(argc, argv, &i, "--image", &v, &err)) c->image = v;
+        else if (cli_opt(argc, argv, &i, "--image-max-tokens", &v, &err)) num = &c->image_max_tokens, lo = 8, hi = 16384;
+        else if (cli_opt(argc, argv, &i, "--image-size", &v, &err)) {
+            char tail;
+            long long w, h;
+            if (!err && (sscanf(v, "%lldx%lld%c", &w, &h, &tail) != 2 || w < 1 || h < 1 || w > 16384 || h > 16384))
+                return cli_usage(cmd, "--image-size wants WxH (1..16384 each), not '%s'", v);
+            if (!err) c->image_w = w, c->image_h = h;
         } else if (!strcmp(argv[i], "--json")) *json = true;
         else if (!strcmp(argv[i], "--quiet")) *quiet = true;
         else return cli_usage(cmd, "unknown argument '%s'", argv[i]);
@@ -359,7 +425,11 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
             return cli_usage(cmd, "%s wants a number %lld..%lld, not '%s'", argv[i - 1], (long long)lo, (long long)hi, v);
     }
     if (!*model_path == !*synth) return cli_usage(cmd, "needs exactly one of --model and --synth");
-    if (c->p == 0 && c->n == 0) return cli_usage(cmd, "-p 0 and -n 0 leave nothing to measure");
+    if (c->mmproj && !c->image == !c->image_w)
+        return cli_usage(cmd, "--mmproj needs exactly one of --image and --image-size");
+    if (!c->mmproj && (c->image || c->image_w || c->image_max_tokens))
+        return cli_usage(cmd, "--image, --image-size and --image-max-tokens go with --mmproj");
+    if (c->p == 0 && c->n == 0 && !c->mmproj) return cli_usage(cmd, "-p 0 and -n 0 leave nothing to measure");
     const int64_t n_ctx = c->p > c->d + c->n ? c->p : c->d + c->n;
     if (n_ctx > (1 << 20)) return cli_usage(cmd, "a context of %lld positions is too large", (long long)n_ctx);
     return 0;
@@ -399,7 +469,41 @@ int cmd_bench(int argc, char **argv) {
     double *pp = calloc((size_t)c.reps, sizeof *pp), *tg = calloc((size_t)c.reps, sizeof *tg);
     double *bws = calloc((size_t)c.reps, sizeof *bws), *fracs = calloc((size_t)c.reps, sizeof *fracs);
     pocketllm_bench_info info;
+    pocketllm_bench_image *img = NULL;
     if ((st = pocketllm_bench_model_info(m, c.kv, &info))) goto lib_fail;
+    if (c.mmproj) {
+        if (!(img = calloc((size_t)c.reps, sizeof *img))) {
+            rc = cli_error(cmd, "out of memory");
+            goto done;
+        }
+        if (!quiet) fprintf(stderr, "bench: encoding the image %lld + 1 times\n", (long long)c.reps);
+        if ((st = pocketllm_bench_image_encode(m, c.mmproj, c.image, (uint32_t)c.image_w, (uint32_t)c.image_h,
+                                               (uint32_t)c.image_max_tokens, (int)c.reps, img)))
+            goto lib_fail;
+    }
+    if (c.p == 0 && c.n == 0) { /* the image alone */
+        bench_out b = {.c = &c, .model = synth ? synth : model_path, .threads = c.threads, .img = img};
+        if (!b.threads) {
+            pocketllm_cpu_info ci;
+            b.threads = pocketllm_cpu_info_get(&ci) == POCKETLLM_OK ? (int)ci.physical_cores : 0;
+        }
+        if (json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "engine", "pocketllm");
+            cJSON_AddStringToObject(o, "model", b.model);
+            cJSON_AddNumberToObject(o, "threads", b.threads);
+            cJSON_AddItemToObject(o, "image", image_json(&b));
+            char *text = cJSON_PrintUnformatted(o);
+            if (text) puts(text);
+            free(text);
+            cJSON_Delete(o);
+        } else {
+            printf("model     %s, %d threads, %lld repetitions\n", b.model, b.threads, (long long)c.reps);
+            print_image_text(&b);
+        }
+        rc = CLI_OK;
+        goto done;
+    }
     pocketllm_session_params sp = pocketllm_session_default_params();
     sp.n_ctx = (uint32_t)n_ctx;
     sp.n_batch = (uint32_t)c.batch;
@@ -441,7 +545,7 @@ int cmd_bench(int argc, char **argv) {
     }
 
     bench_out b = {.c = &c, .model = synth ? synth : model_path, .threads = c.threads, .pp = pp, .tg = tg, .bws = bws,
-                   .info = info, .rss_reset = rss_reset, .device = on_device ? device : NULL};
+                   .info = info, .rss_reset = rss_reset, .device = on_device ? device : NULL, .img = img};
     b.pp_s = summarize(pp, (int)c.reps), b.tg_s = summarize(tg, (int)c.reps);
     b.bw_s = summarize(bws, (int)c.reps), b.frac_s = summarize(fracs, (int)c.reps);
     if (c.n <= 0) b.frac_s.median = 0;
@@ -461,6 +565,7 @@ int cmd_bench(int argc, char **argv) {
 lib_fail:
     rc = cli_lib_error(cmd, st);
 done:
+    free(img);
     free(pp);
     free(tg);
     free(bws);

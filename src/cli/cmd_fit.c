@@ -18,7 +18,7 @@
 const char cmd_fit_usage[] =
     "usage: pocketllm fit --model M --memory SIZE [--ctx N] [--eval TEXT [--eval-ctx N] [--eval-chunks N]]\n"
     "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv f16|f32]\n"
-    "                     [--json] [--quiet]\n"
+    "                     [--mmproj F [--image-max-tokens N]] [--json] [--quiet]\n"
     "       pocketllm fit --model M --device D [--device-memory S] [--memory SIZE] [options as above]\n\n"
     "Fit a model to a device by going down the width ladder -- never by offloading or splitting.\n"
     "The source (f32/f16/bf16) is quantized to each rung in turn, best first:\n"
@@ -55,6 +55,12 @@ const char cmd_fit_usage[] =
     "  --eval-ctx N      evaluation window (default 512, as llama-perplexity)\n"
     "  --eval-chunks N   score only the first N windows\n"
     "  --imatrix F       importance matrix to quantize with (llama.cpp's GGUF or .dat format)\n"
+    "  --mmproj F        a vision tower used beside the model: every row's need adds its weights\n"
+    "                    (the file as it is: not quantized along the ladder; measured as the model's)\n"
+    "                    and the activations of the largest image (computed from what the tower\n"
+    "                    allocates per patch), whose merged tokens are --image-max-tokens (default\n"
+    "                    4096, llama.cpp's) at most, and at most the context less its two markers\n"
+    "  --image-max-tokens N  the largest image's merged tokens (8..16384)\n"
     "  --out F, -o F     write the chosen rung here\n"
     "  --all             walk every rung, also below the chosen one (the whole table)\n"
     "  --work-dir D      where the rungs are made (default: --out's folder, else $TMPDIR); each\n"
@@ -69,6 +75,7 @@ typedef struct fit_cli {
     eval_progress prog;
     bool json, eval, header_done;
     bool device;     /* fitting a device: the table's columns are the device's */
+    bool vision;     /* --mmproj: a column for the tower's share */
     uint64_t budget; /* the budget the rungs were held to (the result's) */
 } fit_cli;
 
@@ -82,14 +89,14 @@ static void on_row(void *user, const pocketllm_fit_row *r) {
     if (F->json) return;
     char a[32], b[32], c[32];
     if (!F->header_done) {
-        printf("%-8s %-8s %11s %11s %11s %-4s %s%s\n", "rung", "recipe", F->device ? "weights" : "file",
-               F->device ? "session" : "heap", "needs", "fits", F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "",
-               "types");
+        printf("%-8s %-8s %11s %11s ", "rung", "recipe", F->device ? "weights" : "file", F->device ? "session" : "heap");
+        if (F->vision) printf("%11s ", "tower");
+        printf("%11s %-4s %s%s\n", "needs", "fits", F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "", "types");
         F->header_done = true;
     }
     if (!r->measured) {
-        printf("%-8s %-8s %11s %11s %11s %-4s %s%s\n", r->rung, r->recipe, "-", "-", "-", "no",
-               F->eval ? "         -          -      -      -   " : "", r->note ? r->note : "");
+        printf("%-8s %-8s %11s %11s %s%11s %-4s %s%s\n", r->rung, r->recipe, "-", "-", F->vision ? "          - " : "",
+               "-", "no", F->eval ? "         -          -      -      -   " : "", r->note ? r->note : "");
         fflush(stdout);
         return;
     }
@@ -97,12 +104,14 @@ static void on_row(void *user, const pocketllm_fit_row *r) {
         /* refused by the device: what is known, and a need above the budget */
         char need[40];
         snprintf(need, sizeof need, "> %s", cli_fmt_bytes(r->budget, c, sizeof c));
-        printf("%-8s %-8s %11s %11s %11s %-4s ", r->rung, r->recipe,
-               r->weights_bytes ? cli_fmt_bytes(r->weights_bytes, a, sizeof a) : "-", "-", need, "no");
+        printf("%-8s %-8s %11s %11s %s%11s %-4s ", r->rung, r->recipe,
+               r->weights_bytes ? cli_fmt_bytes(r->weights_bytes, a, sizeof a) : "-", "-",
+               F->vision ? "          - " : "", need, "no");
     } else {
-        printf("%-8s %-8s %11s %11s %11s %-4s ", r->rung, r->recipe, cli_fmt_bytes(r->weights_bytes, a, sizeof a),
-               cli_fmt_bytes(r->heap_bytes, b, sizeof b), cli_fmt_bytes(r->total_bytes, c, sizeof c),
-               r->fits ? "yes" : "no");
+        printf("%-8s %-8s %11s %11s ", r->rung, r->recipe, cli_fmt_bytes(r->weights_bytes, a, sizeof a),
+               cli_fmt_bytes(r->heap_bytes, b, sizeof b));
+        if (F->vision) printf("%11s ", cli_fmt_bytes(r->vision_bytes, a, sizeof a));
+        printf("%11s %-4s ", cli_fmt_bytes(r->total_bytes, c, sizeof c), r->fits ? "yes" : "no");
     }
     if (F->eval && r->evaluated) printf("%10.6f %10.6f %5.1f%% %7.3f   ", r->kl_mean, r->kl_p99, 100 * r->top1, r->ppl);
     else if (F->eval) printf("         -          -      -      -   ");
@@ -132,6 +141,11 @@ static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_
         json_str(device);
         printf(", ");
     }
+    if (res->vision_weights_bytes)
+        printf("\"vision\": {\"weights_bytes\": %llu, \"image_bytes\": %llu, \"image_tokens\": %u, "
+               "\"square_side\": %u}, ",
+               (unsigned long long)res->vision_weights_bytes, (unsigned long long)res->vision_image_bytes,
+               res->vision_tokens, res->vision_square_side);
     printf("\"chosen\": ");
     json_str(res->recipe);
     printf(", \"rows\": [");
@@ -146,6 +160,7 @@ static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_
                r->measured ? "true" : "false", (unsigned long long)r->file_bytes, (unsigned long long)r->weights_bytes,
                (unsigned long long)r->heap_bytes, (unsigned long long)r->session_bytes,
                (unsigned long long)r->total_bytes, r->fits ? "true" : "false");
+        if (res->vision_weights_bytes) printf(", \"vision_bytes\": %llu", (unsigned long long)r->vision_bytes);
         if (r->evaluated)
             printf(", \"ppl\": %.17g, \"kl_mean\": %.17g, \"kl_p99\": %.17g, \"top1\": %.17g", r->ppl, r->kl_mean,
                    r->kl_p99, r->top1);
@@ -191,7 +206,7 @@ int cmd_fit(int argc, char **argv) {
     const char *cmd = "fit";
     const char *model = NULL, *eval = NULL, *v, *err = NULL;
     pocketllm_fit_params p = pocketllm_fit_default_params();
-    fit_cli F = {{cmd, false, 0}, false, false, false, false, 0};
+    fit_cli F = {{cmd, false, 0}, false, false, false, false, false, 0};
     bool have_memory = false;
     int64_t n;
     cli_device dev = {NULL, 0};
@@ -240,6 +255,14 @@ int cmd_fit(int argc, char **argv) {
             if (!strcmp(v, "f16")) p.kv_type = 1;
             else if (!strcmp(v, "f32")) p.kv_type = 0;
             else return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) {
+            if (err) return cli_usage(cmd, "--mmproj %s", err);
+            p.mmproj = v;
+            F.vision = true;
+        } else if (cli_opt(argc, argv, &i, "--image-max-tokens", &v, &err)) {
+            if (err) return cli_usage(cmd, "--image-max-tokens %s", err);
+            if (!cli_parse_i64(v, 8, 1 << 14, &n)) return cli_usage(cmd, "--image-max-tokens wants 8..16384, not '%s'", v);
+            p.image_max_tokens = (uint32_t)n;
         } else if (!strcmp(argv[i], "--all")) {
             p.all = 1;
         } else if (!strcmp(argv[i], "--json")) {
@@ -263,6 +286,7 @@ int cmd_fit(int argc, char **argv) {
     }
     if (!have_memory && !F.device) return cli_usage(cmd, "needs --memory SIZE (or --device D)");
     if ((p.eval_ctx || p.eval_chunks) && !eval) return cli_usage(cmd, "--eval-ctx and --eval-chunks go with --eval");
+    if (p.image_max_tokens && !p.mmproj) return cli_usage(cmd, "--image-max-tokens goes with --mmproj");
 
     char *text = NULL;
     size_t len = 0;
@@ -281,6 +305,14 @@ int cmd_fit(int argc, char **argv) {
     F.budget = res.budget; /* on a device the library settles it */
     if (F.json) print_json(&res, F.budget, res.n_ctx, F.device ? p.device : NULL);
     char a[32], b[32];
+    if (!F.json && p.mmproj) {
+        printf("fit: the tower column is the vision tower %s, the same in every row (counted as the file is; "
+               "'pocketllm quantize' makes a smaller one): %s of weights + %s for the largest image, %u tokens "
+               "(up to %ux%u pixels; --image-max-tokens and the context bound it)\n",
+               p.mmproj, cli_fmt_bytes(res.vision_weights_bytes, a, sizeof a),
+               cli_fmt_bytes(res.vision_image_bytes, b, sizeof b), res.vision_tokens, res.vision_square_side,
+               res.vision_square_side);
+    }
     if (res.chosen < 0) return no_fit(&F, &res);
     const pocketllm_fit_row *c = &res.rows[res.chosen];
     if (!F.json) {

@@ -1,7 +1,8 @@
 /*
  * cmd_inspect.c -- `pocketllm inspect`: a summary of a GGUF file (format,
  * architecture, hyperparameters, tokenizer, tensor bytes by type), as text
- * or JSON, with an optional per-tensor listing.
+ * or JSON, with an optional per-tensor listing; an mmproj's vision tower
+ * gets its own section (inspect_mmproj.c).
  */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "inspect_mmproj.h"
 
 /* Arrays longer than this are summarised (type and length) rather than listed. */
 #define INLINE_ARRAY_MAX 16
@@ -170,6 +172,7 @@ static int inspect(const char *path, bool json, bool list_tensors) {
         cJSON_AddItemToObject(tk, "model", tok_model ? json_string(tok_model, strlen(tok_model)) : cJSON_CreateNull());
         cJSON_AddItemToObject(tk, "pre", tok_pre ? json_string(tok_pre, strlen(tok_pre)) : cJSON_CreateNull());
         cJSON_AddNumberToObject(tk, "vocab_size", (double)vocab);
+        if (arch && strcmp(arch, "clip") == 0) cJSON_AddItemToObject(o, "vision", inspect_mmproj_json(g));
         cJSON_AddNumberToObject(o, "tensor_count", (double)n_t);
         cJSON_AddNumberToObject(o, "parameter_count", (double)params);
         cJSON *bt = cJSON_AddObjectToObject(o, "bytes_by_type");
@@ -221,6 +224,7 @@ static int inspect(const char *path, bool json, bool list_tensors) {
                 putchar('\n');
             }
         }
+        if (arch && strcmp(arch, "clip") == 0) inspect_mmproj_text(g, stdout);
         printf("tokenizer:       %s", tok_model ? tok_model : "(none)");
         if (tok_pre) printf(" (pre-tokenizer %s)", tok_pre);
         printf(", vocabulary %" PRIu64 "\n", vocab);

@@ -6,7 +6,9 @@
  * rung that fits the budget.  Nothing is offloaded or split: when the last
  * rung does not fit, the answer is that the model does not fit.  On a
  * device (Vulkan) the rungs are opened there and what the device holds is
- * what counts; a rung the device refuses is one that does not fit.
+ * what counts; a rung the device refuses is one that does not fit.  With
+ * an mmproj the vision tower's need (fit_vision.c) is added to every row,
+ * the same for all: the tower is counted as its file is, not quantized.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include "base/error.h"
 #include "base/heap.h"
 #include "eval/eval.h"
+#include "eval/fit_vision.h"
 #include "model/model.h"
 #include "quant/types.h"
 
@@ -70,6 +73,7 @@ typedef struct fit_run {
     uint32_t n_ctx;        /* positions the measured sessions hold (0 until one was made) */
     uint64_t budget;       /* the memory a rung may need */
     bool on_device;        /* p->device names a device: measure what it holds */
+    uint64_t vision;       /* the tower's share of every row (0: no mmproj) */
 } fit_run;
 
 static void say(fit_run *F, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -220,9 +224,16 @@ static pocketllm_status measure_device(fit_run *F, const char *path, pocketllm_f
     return POCKETLLM_OK;
 }
 
-/* Whichever of the two the run measures with. */
+/* Whichever of the two the run measures with; the tower's share joins a
+ * row that was measured (not one a device refused: its need is unknown). */
 static pocketllm_status measure_row(fit_run *F, const char *path, pocketllm_fit_row *row, pocketllm_model **out) {
-    return F->on_device ? measure_device(F, path, row, out) : measure(F, path, row, out);
+    pocketllm_status st = F->on_device ? measure_device(F, path, row, out) : measure(F, path, row, out);
+    if (!st && F->vision && row->measured && row->total_bytes) {
+        row->vision_bytes = F->vision;
+        row->total_bytes += F->vision;
+        row->fits = row->total_bytes <= F->budget;
+    }
+    return st;
 }
 
 /* A row the device refused (nothing to evaluate on it). */
@@ -433,8 +444,25 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     src->rung = "-";
     F->recipe = "source";
     say(F, "measuring the source");
+    /* the tower's share needs the context, known once the source is
+     * measured: it joins the source's row after (F->vision is 0 here) */
     if ((st = measure_row(F, model_path, src, &m))) goto done;
     if (!F->n_ctx && (st = default_ctx(F, model_path))) goto done;
+    if (p->mmproj) {
+        pl_fit_vision_need vn;
+        say(F, "measuring the vision tower %s", p->mmproj);
+        if ((st = pl_fit_vision(model_path, p->mmproj, p->image_max_tokens, F->n_ctx, p->n_threads, &vn))) goto done;
+        F->vision = vn.weights_bytes + vn.image_bytes;
+        out->vision_weights_bytes = vn.weights_bytes;
+        out->vision_image_bytes = vn.image_bytes;
+        out->vision_tokens = vn.tokens;
+        out->vision_square_side = vn.square_side;
+        if (src->measured && src->total_bytes) {
+            src->vision_bytes = F->vision;
+            src->total_bytes += F->vision;
+            src->fits = src->total_bytes <= F->budget;
+        }
+    }
     {
         pocketllm_gguf *g;
         if (!pocketllm_gguf_open(model_path, &g)) {
@@ -448,7 +476,7 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     }
     /* the tokenizer and the session alone, measured on the source, already
      * exceed the budget: no rung can fit, and none is tried (unless all) */
-    const bool hopeless = src->measured && src->heap_bytes >= F->budget;
+    const bool hopeless = src->measured && src->heap_bytes + F->vision >= F->budget;
     out->n_ctx = F->n_ctx;
     if (p->eval_text && (!hopeless || p->all)) {
         if (!p->imatrix) {

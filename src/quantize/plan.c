@@ -51,6 +51,14 @@ pocketllm_status pl_quant_model_facts(const pl_gguf *g, pl_recipe_model *m) {
     if (n_split > 1)
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s is one of %u files of a split model; merge them first "
                        "(llama-gguf-split --merge)", g->path, n_split);
+    /* An mmproj (vision tower) file.  llama.cpp v0.4.0 quantizes these with
+     * llama-quantize itself (its "clip" architecture is a quantize-only
+     * stub, src/models/clip.cpp): the hyperparameters are not read
+     * (llama_model_base::load_hparams returns early for LLM_ARCH_CLIP), so
+     * the rule runs with zero layers, no experts and no GQA, and
+     * tensor_allows_quantization keeps the patch embedding, the position
+     * table, norms and biases.  The same facts here give the same file. */
+    if (strcmp(arch, "clip") == 0) return POCKETLLM_OK;
     snprintf(key, sizeof key, "%s.block_count", arch);
     if (!pl_gguf_get(g, key))
         return pl_fail(POCKETLLM_ERR_FORMAT, "%s is not a model checkpoint: it has no %s", g->path, key);
