@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     const char *img_path[MAX_IMAGES] = {0}, *rgb_path[MAX_IMAGES] = {0};
     uint32_t rgb_w[MAX_IMAGES] = {0}, rgb_h[MAX_IMAGES] = {0};
     int n_img = 0;
-    for (int i = 3; i < argc; i++) {
+    for (int i = 3; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "pl_vlm_logits: %s wants a value\n", a);
@@ -97,7 +97,6 @@ int main(int argc, char **argv) {
             fprintf(stderr, "pl_vlm_logits: unknown argument '%s'\n", a);
             return 2;
         }
-        i++;
     }
     if (!prompt || !ids_s || !out) {
         fprintf(stderr, "pl_vlm_logits: needs --prompt, --ids and --out\n");
