@@ -377,11 +377,18 @@ pocketllm_status pl_vk_upload(pl_device *dev, const pl_upload_range *r, size_t n
                                            PL_VK_MEM_UPLOAD, "the upload staging buffer", &stage);
     if (st) return st;
     for (size_t i = 0; i < n && !st;) {
-        /* a chunk: ranges i .. j-1, contiguous in host memory up to chunk_max */
+        /* a chunk: ranges i .. j-1, contiguous in host memory up to
+         * chunk_max.  The chunk's key covers the gaps between its ranges,
+         * so a gap must be under a page: then every page of the key holds
+         * data and stays mapped.  A wider gap (a vector the loader copied
+         * next to a file's mapping) may hold unmapped address space, which
+         * a later allocation's key could be given -- two keys on one
+         * address. */
         const uint8_t *lo = r[i].host;
         size_t j = i + 1;
         while (j < n && (const uint8_t *)r[j].host + r[j].bytes - lo <= (ptrdiff_t)chunk_max &&
-               (const uint8_t *)r[j].host >= (const uint8_t *)r[j - 1].host + r[j - 1].bytes)
+               (const uint8_t *)r[j].host >= (const uint8_t *)r[j - 1].host + r[j - 1].bytes &&
+               (const uint8_t *)r[j].host - ((const uint8_t *)r[j - 1].host + r[j - 1].bytes) < 4096)
             j++;
         const size_t bytes = (size_t)((const uint8_t *)r[j - 1].host + r[j - 1].bytes - lo);
         pl_vk_buffer **grown = realloc(d->weights, (d->n_weights + 1) * sizeof *grown);
