@@ -7,9 +7,10 @@
 # greedy ids of `pocketllm run --mmproj --image` identical to llama.cpp's up
 # to its first undecidable step, with one image (two images, the same code
 # on another grid, are test_vlm_generate.sh's on x86).  Small, for the
-# emulator (about 4 minutes under qemu, most of it the tower): the test_vulkan_vlm_generate.sh pair (text 2048 wide, 2
-# layers; the tower cut to 6 of its 24 blocks, keeping the tap at block 5;
-# f16), generated PNGs of 8 to 12 tokens.  The models are made by the x86
+# emulator (about 4 minutes under qemu, most of it the tower): the pair of
+# test_vulkan_vlm_generate.sh (vision_lib.sh's small_vl_pair: text 2048
+# wide, 2 layers; the tower cut to 6 of its 24 blocks, keeping the tap at
+# block 5; f16; PNGs of 8 to 12 tokens).  The models are made by the x86
 # CLI; only the runs under comparison are emulated.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../e2e/arm64_lib.sh"
@@ -26,24 +27,7 @@ THREADS=2
 N=8
 MAX_TOKENS=12
 
-TEXT=(--arch qwen3vl --n-layer 2 --n-embd 2048 --n-head 16 --n-head-kv 8 --head-dim 128 --n-ff 1024 --untied --quiet)
-expect_rc 0 "$BIN" synth "${TEXT[@]}" --type f16 --seed 11 "$PL_TMP/text-f16.gguf" || { done_testing; exit 1; }
-expect_rc 0 "$BIN" synth --shape qwen3vl-2b --mmproj "$PL_TMP/mmproj.gguf" --vision-layers 6 --type f16 --seed 7 --quiet ||
-    { done_testing; exit 1; }
-MMPROJ=$PL_TMP/mmproj.gguf
-MODEL=$PL_TMP/text-f16.gguf
-
-PYTHONPATH=$PNG_PATH python3 - "$PL_TMP" >"$PL_TMP/gen" 2>&1 <<'EOF_PY'
-import random, sys
-from pngfile import write_png
-out = sys.argv[1]
-rnd = random.Random(5)
-for name, (w, h) in (("a", (120, 72)),):
-    write_png(f"{out}/{name}.png", w, h, bytes(v for y in range(h) for x in range(w)
-        for v in (((x * 4) ^ y) & 255, (y * 2 + rnd.randrange(64)) & 255, (x * y // 50) & 255)))
-print("a.png 120x72")
-EOF_PY
-script_verdict $? "$PL_TMP/gen" "could not write the test images"
+small_vl_pair || { done_testing; exit 1; }
 
 tower_compare "$MODEL" "$MMPROJ" "$PL_TMP/a.png" 5e-3
 # the margin of test_vulkan_vlm_generate.sh's model (llama.cpp's top-2

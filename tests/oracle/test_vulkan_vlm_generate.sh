@@ -19,25 +19,8 @@
 N=12
 MAX_TOKENS=12
 
-TEXT=(--arch qwen3vl --n-layer 2 --n-embd 2048 --n-head 16 --n-head-kv 8 --head-dim 128 --n-ff 1024 --untied --quiet)
-expect_rc 0 "$BIN" synth "${TEXT[@]}" --type f16 --seed 11 "$PL_TMP/text-f16.gguf" || { done_testing; exit 1; }
-expect_rc 0 "$BIN" synth --shape qwen3vl-2b --mmproj "$PL_TMP/mmproj.gguf" --vision-layers 6 --type f16 --seed 7 --quiet ||
-    { done_testing; exit 1; }
-MMPROJ=$PL_TMP/mmproj.gguf
-MODEL=$PL_TMP/text-f16.gguf
+small_vl_pair || { done_testing; exit 1; }
 expect_rc 0 "$PL_MTMD" info "$MODEL" "$MMPROJ" && expect_grep "n_deepstack 1" "$PL_TMP/out"
-
-PYTHONPATH=$PNG_PATH python3 - "$PL_TMP" >"$PL_TMP/gen" 2>&1 <<'EOF'
-import random, sys
-from pngfile import write_png
-out = sys.argv[1]
-rnd = random.Random(5)
-for name, (w, h) in (("a", (120, 72)), ("b", (40, 64))):
-    write_png(f"{out}/{name}.png", w, h, bytes(v for y in range(h) for x in range(w)
-        for v in (((x * 4) ^ y) & 255, (y * 2 + rnd.randrange(64)) & 255, (x * y // 50) & 255)))
-print("a.png 120x72, b.png 40x64")
-EOF
-script_verdict $? "$PL_TMP/gen" "could not write the test images"
 
 # the margin: this small model's logits are close (llama.cpp's top-2
 # margins mostly 0.03 to 0.3), and the device's embeddings are within

@@ -100,3 +100,30 @@ vlm_ids_check() {
     [ $rc = 0 ] || fail "$name: greedy ids differ from llama.cpp's: $(cat "$t.cmp")"
     return 0
 }
+
+# small_vl_pair : the small pair of the emulated and lavapipe tests
+# (test_vulkan_vlm_generate.sh, test_arm64_vision.sh), made by the x86 CLI:
+# $MODEL, random weights at Qwen3-VL-2B's text widths (2048, 16 heads, 8 KV,
+# of 128) cut to 2 layers with an FFN of 1024, untied, f16 -- one DeepStack
+# input; $MMPROJ, the 2B tower cut to 6 of its 24 blocks (the tap at block
+# 5), f16; and two generated PNGs, $PL_TMP/a.png (120x72) and b.png
+# (40x64), of 8 to 12 tokens.  Returns 1 when something could not be made.
+small_vl_pair() {
+    MODEL=$PL_TMP/text-f16.gguf
+    MMPROJ=$PL_TMP/mmproj.gguf
+    expect_rc 0 "$BIN" synth --arch qwen3vl --n-layer 2 --n-embd 2048 --n-head 16 --n-head-kv 8 --head-dim 128 \
+        --n-ff 1024 --untied --quiet --type f16 --seed 11 "$MODEL" || return 1
+    expect_rc 0 "$BIN" synth --shape qwen3vl-2b --mmproj "$MMPROJ" --vision-layers 6 --type f16 --seed 7 --quiet ||
+        return 1
+    PYTHONPATH=$PNG_PATH python3 - "$PL_TMP" >"$PL_TMP/gen" 2>&1 <<'EOF_PY'
+import random, sys
+from pngfile import write_png
+out = sys.argv[1]
+rnd = random.Random(5)
+for name, (w, h) in (("a", (120, 72)), ("b", (40, 64))):
+    write_png(f"{out}/{name}.png", w, h, bytes(v for y in range(h) for x in range(w)
+        for v in (((x * 4) ^ y) & 255, (y * 2 + rnd.randrange(64)) & 255, (x * y // 50) & 255)))
+print("a.png 120x72, b.png 40x64")
+EOF_PY
+    script_verdict $? "$PL_TMP/gen" "could not write the test images"
+}
