@@ -357,11 +357,21 @@ static void attention_split(attn_job *j) {
 
 /* The default arithmetic on an f32 cache for queries t0 .. t0+nq-1 of head
  * h: scores (nq rows of n_kv in w), softmax, weighted V sum. */
+/* Query head h's columns of an f32 cache: its KV head's first K and V
+ * elements (rows kv_dim apart). */
+static void head_kv_f32(const attn_job *j, int64_t h, const float **kc, const float **vc) {
+    const pl_attn_params *ap = j->ap;
+    const int64_t kvh = h / (ap->n_head / ap->n_head_kv);
+    *kc = (const float *)j->k + kvh * ap->head_dim;
+    *vc = (const float *)j->v + kvh * ap->head_dim;
+}
+
 static void full_block_f32(const attn_job *j, int64_t h, int64_t t0, int64_t nq, float *w) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv, kvh = h / (ap->n_head / ap->n_head_kv);
-    const float *kc = (const float *)j->k + kvh * hd, *vc = (const float *)j->v + kvh * hd;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv;
+    const float *kc, *vc;
+    head_kv_f32(j, h, &kc, &vc);
     const float *q[PL_ATTN_QBLOCK];
     float *out[PL_ATTN_QBLOCK], inv[PL_ATTN_QBLOCK];
     for (int64_t i = 0; i < nq; i++) {
@@ -398,8 +408,9 @@ static void full_block_f32(const attn_job *j, int64_t h, int64_t t0, int64_t nq,
 static void full_block_fast(const attn_job *j, int64_t h, int64_t t0, int64_t nq, float *all) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv, kvh = h / (ap->n_head / ap->n_head_kv);
-    const float *kc = (const float *)j->k + kvh * hd, *vc = (const float *)j->v + kvh * hd;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv;
+    const float *kc, *vc;
+    head_kv_f32(j, h, &kc, &vc);
     float qt[PL_ATTN_FAST_HD * PL_ATTN_QB], ob[PL_ATTN_QB * PL_ATTN_FAST_HD], chunk[PL_ATTN_CHUNK * PL_ATTN_QB];
     float m[PL_ATTN_QB];
     double sum[PL_ATTN_QB];
