@@ -64,6 +64,11 @@ typedef struct pl_compute_ops {
     void (*attention)(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                       const void *v_cache, int64_t n_tok, int64_t pos0, float *out);
     int64_t (*argmax)(pl_compute *c, const float *x, int64_t n);
+    /* pl_ref_gelu_erf / pl_ref_im2col / pl_ref_transpose (the audio
+     * tower's); NULL in a backend without them: the wrappers fail the pass */
+    void (*gelu_erf)(pl_compute *c, const float *x, float *y, int64_t n);
+    void (*im2col)(pl_compute *c, const pl_im2col_params *p, const float *x, float *y);
+    void (*transpose)(pl_compute *c, const float *x, float *y, int64_t batch, int64_t rows, int64_t cols);
 } pl_compute_ops;
 
 /* An observer of matrix multiplications (eval/imatrix.c collects the
@@ -146,6 +151,27 @@ static inline void pl_kv_store(pl_compute *c, uint32_t type, const float *x, voi
 static inline void pl_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                                 const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {
     if (!c->status) c->ops->attention(c, ap, q, k_cache, v_cache, n_tok, pos0, out);
+}
+/* The audio tower's ops: a backend without them fails the pass with
+ * POCKETLLM_ERR_UNSUPPORTED (and a message). */
+pocketllm_status pl_compute_missing(pl_compute *c, const char *op);
+static inline void pl_gelu_erf(pl_compute *c, const float *x, float *y, int64_t n) {
+    if (c->status) return;
+    if (!c->ops->gelu_erf) pl_compute_missing(c, "gelu_erf");
+    else c->ops->gelu_erf(c, x, y, n);
+}
+/* p is checked (pl_im2col_check) before the backend sees it */
+static inline void pl_im2col(pl_compute *c, const pl_im2col_params *p, const float *x, float *y) {
+    if (c->status) return;
+    pocketllm_status st;
+    if (!c->ops->im2col) pl_compute_missing(c, "im2col");
+    else if ((st = pl_im2col_check(p))) pl_compute_fail(c, st);
+    else c->ops->im2col(c, p, x, y);
+}
+static inline void pl_transpose(pl_compute *c, const float *x, float *y, int64_t batch, int64_t rows, int64_t cols) {
+    if (c->status) return;
+    if (!c->ops->transpose) pl_compute_missing(c, "transpose");
+    else c->ops->transpose(c, x, y, batch, rows, cols);
 }
 
 /* A CPU instance with n_threads threads (0 = the physical cores) and the

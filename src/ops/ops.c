@@ -27,6 +27,9 @@ static const pl_op_desc pl_ops[PL_OP_COUNT] = {
     [PL_OP_GELU] = {"gelu", "gelu(x), the tanh approximation through an f16 table (llama.cpp's CPU)", false},
     [PL_OP_ROPE_VISION] = {"rope_vision", "rotary position embedding over 2-D patch positions (Qwen2/3-VL vision)", false},
     [PL_OP_ROPE_IMROPE] = {"rope_imrope", "interleaved multi-axis rotary position embedding (Qwen3-VL text)", false},
+    [PL_OP_GELU_ERF] = {"gelu_erf", "0.5 x (1 + erf(x / sqrt 2)), the exact GELU (Qwen3-ASR audio)", false},
+    [PL_OP_IM2COL] = {"im2col", "2-D convolution patches of channel-last images: a conv2d as one matmul", false},
+    [PL_OP_TRANSPOSE] = {"transpose", "a batch of matrices transposed", false},
 };
 
 const pl_op_desc *pl_op_get(uint32_t op) { return op < PL_OP_COUNT ? &pl_ops[op] : NULL; }

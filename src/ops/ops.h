@@ -29,6 +29,9 @@ typedef enum pl_op {
     PL_OP_GELU,        /* gelu(x), tanh approximation through an f16 table */
     PL_OP_ROPE_VISION, /* rotary embedding on 2-D positions, independent sections (Qwen2/3-VL tower) */
     PL_OP_ROPE_IMROPE, /* interleaved multi-axis rotary embedding (Qwen3-VL text) */
+    PL_OP_GELU_ERF,    /* 0.5 x (1 + erf(x / sqrt 2)), the exact GELU (Qwen3-ASR audio tower) */
+    PL_OP_IM2COL,      /* 2-D convolution patches of channel-last images, one row per output pixel */
+    PL_OP_TRANSPOSE,   /* a batch of matrices transposed */
     PL_OP_COUNT
 } pl_op;
 

@@ -119,6 +119,41 @@ void pl_ref_gelu(const float *x, float *y, int64_t n);
  * (thread-safe), shared so that every kernel looks up the same values. */
 const uint16_t *pl_gelu_f16_table(void);
 
+/* y = 0.5 x (1 + erf(x / sqrt 2)), the exact GELU of the audio tower, as
+ * llama.cpp's CPU backend computes GGML_UNARY_OP_GELU_ERF for f32
+ * (ggml_vec_gelu_erf_f32): libm erff in float, 0.5f * x * (1.0f + erff(x *
+ * 0.70710678f)) in that order, no f16 table (GGML_GELU_FP16 is for the tanh
+ * GELU only).  One exception: -inf gives -0 (the limit; ggml's inf * 0 is
+ * NaN).  x == y is allowed. */
+void pl_ref_gelu_erf(const float *x, float *y, int64_t n);
+
+/* im2col for a 2-D convolution over channel-last images (the layout a
+ * matmul's output rows have: one row per pixel, the channels contiguous):
+ *   input x[((b * h + iy) * w + ix) * c_in + ch], n images of h x w pixels;
+ *   output oh = (h + 2 ph - kh) / sh + 1, ow = (w + 2 pw - kw) / sw + 1,
+ *   one row per output pixel, row r = (b * oh + oy) * ow + ox, of c_in * kh
+ *   * kw columns in ggml's kernel order: column (ch * kh + ky) * kw + kx
+ *   holds x[b][oy*sh - ph + ky][ox*sw - pw + kx][ch], 0 outside;
+ *   round_f16: each value rounded to f16 and back (ggml's im2col writes f16
+ *   when the kernel is f16: ggml_conv_2d passes a->type), else copied.
+ * A conv2d is then pl_mul_mat(kernel as a c_out x (c_in kh kw) weight, these
+ * rows) -> rows of c_out: channel-last again, ready for the next im2col. */
+typedef struct pl_im2col_params {
+    int64_t n, c_in, h, w;
+    int32_t kh, kw, sh, sw, ph, pw;
+    bool round_f16;
+} pl_im2col_params;
+static inline int64_t pl_im2col_out_h(const pl_im2col_params *p) { return (p->h + 2 * (int64_t)p->ph - p->kh) / p->sh + 1; }
+static inline int64_t pl_im2col_out_w(const pl_im2col_params *p) { return (p->w + 2 * (int64_t)p->pw - p->kw) / p->sw + 1; }
+/* POCKETLLM_OK, or INVALID_ARGUMENT with a message: sizes < 1, negative
+ * padding, an image smaller than the kernel, sides past 2^31. */
+pocketllm_status pl_im2col_check(const pl_im2col_params *p);
+void pl_ref_im2col(const pl_im2col_params *p, const float *x, float *y);
+
+/* batch matrices of rows x cols transposed:
+ * y[(b * cols + j) * rows + i] = x[(b * rows + i) * cols + j] (x != y) */
+void pl_ref_transpose(const float *x, float *y, int64_t batch, int64_t rows, int64_t cols);
+
 /* y = silu(g) * u, silu(x) = x / (1 + e^-x). */
 void pl_ref_silu_mul(const float *g, const float *u, float *y, int64_t n);
 

@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "backend/compute.h"
+#include "backend/cpu/cpu_erf.h"
 #include "backend/cpu/cpu_isa.h"
 #include "base/half.h"
 #include "base/rng.h"
@@ -685,6 +686,209 @@ static void test_scale_round(const pl_cpu_isa *isa) {
         }
 }
 
+/* ---- the audio tower's ops ---------------------------------------------- */
+
+/* gelu_erf.  A table without a gelu_erf kernel runs the reference's libm
+ * loop: bit for bit.  The vector tables (AVX2, AVX-512, NEON) compute
+ * cpu_erf.h's model lane for lane: bit for bit pl_gelu_erf_model, and the
+ * model within 3 * 2^-24 * |x| of the reference (its erf within an ulp of
+ * libm's erff, carried through 0.5 x (1 + erf): one ulp of 1 + erf near 2
+ * is 2^-23, times 0.5 |x|, plus the product's rounding); the model's erf
+ * the correctly rounded one, where libm's is not always. */
+static void test_gelu_erf(void) {
+    const bool emulated = getenv("PL_TEST_EMULATED") != NULL;
+    const int64_t n = emulated ? 200003 : 2000003;
+    float *x = rnd(n, -8, 8), *r = rnd(n, 0, 0), *m = rnd(n, 0, 0), *y = rnd(n, 0, 0);
+    /* the wide range too: a tenth of the values of any magnitude */
+    for (int64_t i = 0; i < n; i += 10) {
+        uint32_t u = (uint32_t)pl_rng_next(&rng);
+        float f;
+        memcpy(&f, &u, 4);
+        x[i] = isnan(f) ? 1.5f : f;
+    }
+    const float edges[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f, 3.4e38f, -3.4e38f, 5.65f, -5.65f,
+                           4.0f * 1.41421356f, -4.0f * 1.41421356f, 1e-3f, -1e-3f, 0.5f, -0.5f, 2.0f, -2.0f};
+    const size_t n_edges = sizeof edges / sizeof *edges;
+    for (size_t e = 0; e < n_edges; e++) x[e] = edges[e];
+    pl_ref_gelu_erf(x, r, n);
+    /* the reference against the formula in double (erf in double): an ulp
+     * or so of erff, carried as above */
+    double bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) continue;
+        const double want = 0.5 * x[i] * (1.0 + erf((double)x[i] / sqrt(2.0)));
+        const double e = fabs(r[i] - want) / (1e-38 + 4 * ldexp(fabs((double)x[i]), -24));
+        bad = e > bad ? e : bad;
+    }
+    CHECK_MSG(bad <= 1, "reference gelu_erf off the formula (%.2f)", bad);
+    CHECK(r[2] == INFINITY && r[3] == 0.0f && signbit(r[3]) && isnan(r[4]) && r[0] == 0.0f);
+    for (int64_t i = 0; i < n; i++) CHECK_MSG(!isnan(r[i]) || isnan(x[i]), "gelu_erf(%g) is NaN", x[i]);
+    for (int64_t i = 0; i < n; i++) m[i] = pl_gelu_erf_model(x[i]);
+    int64_t off = 0;
+    bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (same_bits(&m[i], &r[i], 4)) continue;
+        off++;
+        const double e = isnan(m[i]) != isnan(r[i]) ? INFINITY : fabs((double)m[i] - r[i]) / (3 * ldexp(fabs((double)x[i]), -24));
+        bad = e > bad ? e : bad;
+    }
+    fprintf(stderr, "gelu_erf: the vector model differs from libm's in %.4f%% of %lld values, by <= %.2f x 2^-24 |x|\n",
+            100.0 * (double)off / (double)n, (long long)n, 3 * bad);
+    CHECK_MSG(bad <= 1, "the vector gelu_erf model is off the reference (%.2f of the bound)", bad);
+    /* where they differ it is libm's erff that is off (glibc 2.36's is not
+     * correctly rounded on about 1.5% of [-6, 6]): the model gives the
+     * correctly rounded erf (the double erf rounded to float) all but
+     * about once in a million */
+    int64_t off_cr = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float s = x[i] * PL_ERF_SQRT_2_INV, e = (float)erf((double)s);
+        const float want = x[i] == -INFINITY ? -0.0f : 0.5f * x[i] * (1.0f + e);
+        off_cr += !same_bits(&want, &m[i], 4) && !(isnan(want) && isnan(m[i]));
+    }
+    fprintf(stderr, "gelu_erf: the model's erf is not the correctly rounded one in %lld of %lld values\n", (long long)off_cr,
+            (long long)n);
+    CHECK_MSG(off_cr <= n / 100000, "the vector gelu_erf model is off the correctly rounded erf in %lld of %lld values",
+              (long long)off_cr, (long long)n);
+    static const int64_t lens[] = {1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 100, 4099, 0};
+    FOR_INST(v) {
+        const pl_cpu_isa *isa = pl_cpu_isa_by_name(v->isa);
+        const float *want = isa && isa->gelu_erf ? m : r;
+        const char *what = isa && isa->gelu_erf ? "the model" : "the reference";
+        for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+            const int64_t k = lens[li] ? lens[li] : n, at = (int64_t)li * 5;
+            for (int64_t i = 0; i < k + 1; i++) y[i] = -7.0f;
+            v->c->ops->gelu_erf(v->c, x + at, y, k);
+            CHECK_MSG(same_bits(y, want + at, (size_t)k * 4), "%s/%d gelu_erf n=%lld is not %s's bits", v->isa, v->nt,
+                      (long long)k, what);
+            CHECK_MSG(k == n || y[k] == -7.0f, "%s/%d gelu_erf n=%lld wrote past the end", v->isa, v->nt, (long long)k);
+        }
+        memcpy(y, x, (size_t)n * 4); /* in place */
+        pl_gelu_erf(v->c, y, y, n);
+        CHECK_MSG(same_bits(y, want, (size_t)n * 4), "%s/%d gelu_erf in place", v->isa, v->nt);
+    }
+    free(x), free(r), free(m), free(y);
+}
+
+typedef struct im2col_case {
+    int64_t n, c_in, h, w;
+    int32_t kh, kw, sh, sw, ph, pw;
+} im2col_case;
+
+/* im2col: the reference against the layout written out (each input value
+ * its own index + 1, so every output value names where it came from), then
+ * every instance bit for bit against the reference, with and without f16
+ * rounding (values past f16's range, subnormal in f16, halfway cases). */
+static void test_im2col(void) {
+    static const im2col_case cases[] = {
+        {2, 1, 11, 9, 3, 3, 2, 2, 1, 1},   {1, 1, 128, 100, 3, 3, 2, 2, 1, 1}, {1, 5, 7, 6, 3, 3, 1, 1, 1, 1},
+        {3, 17, 9, 13, 3, 3, 2, 2, 1, 1},  {1, 3, 5, 5, 2, 3, 1, 2, 0, 2},    {2, 480, 8, 7, 3, 3, 2, 2, 1, 1},
+        {1, 2, 12, 12, 9, 9, 1, 1, 4, 4},  {2, 4, 3, 3, 3, 3, 2, 2, 1, 1},    {1, 7, 4, 9, 1, 1, 1, 1, 0, 0},
+        {1, 1, 1, 1, 1, 1, 1, 1, 0, 0},    {1, 3, 2, 2, 3, 3, 3, 3, 1, 1},    {4, 33, 6, 5, 3, 2, 2, 1, 2, 0},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const im2col_case *k = &cases[ci];
+        pl_im2col_params p = {k->n, k->c_in, k->h, k->w, k->kh, k->kw, k->sh, k->sw, k->ph, k->pw, false};
+        CHECK(pl_im2col_check(&p) == POCKETLLM_OK);
+        const int64_t oh = pl_im2col_out_h(&p), ow = pl_im2col_out_w(&p), cols = p.c_in * p.kh * p.kw;
+        const int64_t n_in = p.n * p.h * p.w * p.c_in, n_out = p.n * oh * ow * cols;
+        CHECK(oh == (k->h + 2 * k->ph - k->kh) / k->sh + 1 && ow == (k->w + 2 * k->pw - k->kw) / k->sw + 1);
+        float *x = rnd(n_in, 0, 0), *r = rnd(n_out, 0, 0), *y = rnd(n_out + 1, 0, 0);
+        for (int64_t i = 0; i < n_in; i++) x[i] = (float)(i + 1);
+        pl_ref_im2col(&p, x, r);
+        int64_t wrong = 0;
+        for (int64_t b = 0; b < p.n; b++)
+            for (int64_t oy = 0; oy < oh; oy++)
+                for (int64_t ox = 0; ox < ow; ox++)
+                    for (int64_t ch = 0; ch < p.c_in; ch++)
+                        for (int64_t ky = 0; ky < p.kh; ky++)
+                            for (int64_t kx = 0; kx < p.kw; kx++) {
+                                const int64_t iy = oy * p.sh - p.ph + ky, ix = ox * p.sw - p.pw + kx;
+                                const bool in = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
+                                const float want = in ? (float)(((b * p.h + iy) * p.w + ix) * p.c_in + ch + 1) : 0.0f;
+                                const int64_t col = ch * p.kh * p.kw + ky * p.kw + kx;
+                                wrong += r[((b * oh + oy) * ow + ox) * cols + col] != want;
+                            }
+        CHECK_MSG(wrong == 0, "reference im2col case %zu: %lld values out of place", ci, (long long)wrong);
+        for (int round = 0; round < 2; round++) {
+            p.round_f16 = round;
+            for (int64_t i = 0; i < n_in; i++) {
+                /* f16's range and past it, its subnormals, exact halfway points */
+                const int kind = (int)((uint32_t)pl_rng_next(&rng) % 8);
+                float v = pl_rng_uniform(&rng) * 8 - 4;
+                if (kind == 0) v *= 30000.0f;
+                else if (kind == 1) v *= 1e-6f;
+                else if (kind == 2) v = pl_f16_to_f32((uint16_t)(uint32_t)pl_rng_next(&rng)) + ldexpf(1.0f, -12);
+                x[i] = isfinite(v) ? v : 1.0f;
+            }
+            pl_ref_im2col(&p, x, r);
+            if (round) {
+                for (int64_t i = 0; i < n_out; i++)
+                    CHECK_MSG(r[i] == pl_f16_to_f32(pl_f32_to_f16(r[i])) || isinf(r[i]), "reference im2col did not round");
+            }
+            FOR_INST(v) {
+                y[n_out] = -7.0f;
+                pl_im2col(v->c, &p, x, y);
+                CHECK_MSG(v->c->status == POCKETLLM_OK, "%s/%d im2col failed", v->isa, v->nt);
+                CHECK_MSG(same_bits(y, r, (size_t)n_out * 4) && y[n_out] == -7.0f, "%s/%d im2col case %zu round %d", v->isa,
+                          v->nt, ci, round);
+            }
+        }
+        free(x), free(r), free(y);
+    }
+    /* bad shapes: a message and a failed pass, no kernel run; a backend
+     * without the ops fails the pass too */
+    pl_compute *c = insts[0].c;
+    const pl_im2col_params bad[] = {
+        {1, 1, 2, 2, 3, 3, 1, 1, 0, 0, false}, {0, 1, 4, 4, 3, 3, 1, 1, 0, 0, false}, {1, 1, 4, 4, 3, 3, 0, 1, 0, 0, false},
+        {1, 1, 4, 4, 3, 3, 1, 1, -1, 0, false}, {1, 0, 4, 4, 3, 3, 1, 1, 0, 0, false}, {1, 1, 4, 1, 3, 3, 2, 2, 0, 0, false},
+    };
+    float out[64];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        c->status = POCKETLLM_OK;
+        pl_im2col(c, &bad[i], out, out);
+        CHECK_MSG(c->status == POCKETLLM_ERR_INVALID_ARGUMENT, "bad im2col shape %zu accepted", i);
+        CHECK(strstr(pocketllm_last_error(), "im2col") != NULL);
+    }
+    c->status = POCKETLLM_OK;
+    pl_compute_ops none = *c->ops;
+    none.gelu_erf = NULL, none.im2col = NULL, none.transpose = NULL;
+    pl_compute lack = *c;
+    lack.ops = &none;
+    const pl_im2col_params good = {1, 1, 4, 4, 3, 3, 1, 1, 0, 0, false};
+    pl_im2col(&lack, &good, out, out);
+    CHECK(lack.status == POCKETLLM_ERR_UNSUPPORTED && strstr(pocketllm_last_error(), "im2col"));
+    lack.status = POCKETLLM_OK;
+    pl_gelu_erf(&lack, out, out, 4);
+    CHECK(lack.status == POCKETLLM_ERR_UNSUPPORTED && strstr(pocketllm_last_error(), "gelu_erf"));
+    lack.status = POCKETLLM_OK;
+    pl_transpose(&lack, out, out + 32, 1, 2, 2);
+    CHECK(lack.status == POCKETLLM_ERR_UNSUPPORTED && strstr(pocketllm_last_error(), "transpose"));
+}
+
+/* transpose: the reference against the formula, the instances bit for bit
+ * (it only moves values) over shapes around the 32 x 32 tiles and the
+ * tower's 8 x 16 x 6240. */
+static void test_transpose(void) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {8, 16, 6240}, {3, 33, 65}, {2, 1, 100}, {2, 100, 1}, {5, 31, 32}, {1, 64, 64}, {2, 97, 3}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const int64_t b = shapes[si][0], rows = shapes[si][1], cols = shapes[si][2], all = b * rows * cols;
+        float *x = rnd(all, -5, 5), *r = rnd(all, 0, 0), *y = rnd(all + 1, 0, 0);
+        pl_ref_transpose(x, r, b, rows, cols);
+        int64_t wrong = 0;
+        for (int64_t k = 0; k < b; k++)
+            for (int64_t i = 0; i < rows; i++)
+                for (int64_t j = 0; j < cols; j++) wrong += !same_bits(&r[k * rows * cols + j * rows + i], &x[(k * rows + i) * cols + j], 4);
+        CHECK_MSG(wrong == 0, "reference transpose %lldx%lldx%lld", (long long)b, (long long)rows, (long long)cols);
+        FOR_INST(v) {
+            y[all] = -7.0f;
+            pl_transpose(v->c, x, y, b, rows, cols);
+            CHECK_MSG(same_bits(y, r, (size_t)all * 4) && y[all] == -7.0f, "%s/%d transpose %lldx%lldx%lld", v->isa, v->nt,
+                      (long long)b, (long long)rows, (long long)cols);
+        }
+        free(x), free(r), free(y);
+    }
+}
+
 int main(void) {
     pl_rng_seed(&rng, 20261130);
     const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512(), pl_cpu_isa_neon()};
@@ -720,6 +924,9 @@ int main(void) {
     test_layer_norm_gelu();
     test_rope_multi();
     test_attention_full();
+    test_gelu_erf();
+    test_im2col();
+    test_transpose();
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++)
         if (pl_cpu_supports(PL_OP_MUL_MAT, t)) test_matmul(t);
     FOR_INST(v) {

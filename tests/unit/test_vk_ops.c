@@ -4,8 +4,11 @@
  *   add, mul (one row broadcast or not), scale, kv_store (f16, f32, odd
  *   offsets), rope (normal, neox, partial rotation, frequency factors, in
  *   place; the multi-axis VISION and MROPE_INTERLEAVED modes), gelu (every
- *   f16 value and the ties between), argmax (ties: the first)
- *                                            bit for bit
+ *   f16 value and the ties between), argmax (ties: the first), im2col
+ *   (with and without f16 rounding), transpose  bit for bit
+ *   gelu_erf                                 6 * 2^-24 * |x| (a float
+ *                                            polynomial erf against libm's
+ *                                            erff)
  *   silu_mul, rms_norm, softmax              1e-5 relative + 1e-6 (the
  *                                            device's exp and sqrt, sums in
  *                                            another order than the
@@ -463,6 +466,96 @@ static void test_ordering(void) {
     free(x), free(r), free(g);
 }
 
+/* gelu_erf within 6 * 2^-24 * |x| of the reference (the shader's erf is the
+ * CPU vector kernels' polynomial evaluated in float; libm's erff in the
+ * reference): random values over [-8, 8] and near 0, any magnitude, and
+ * zeros, infinities (-inf -> -0), NaN; in place and not. */
+static void test_gelu_erf(void) {
+    const int64_t n = 300007;
+    float *x = rnd(n, -8, 8), *r = rnd(n, 0, 0), *g = rnd(n, 0, 0);
+    for (int64_t i = 0; i < n; i += 7) x[i] *= 1e-3f;
+    for (int64_t i = 3; i < n; i += 11) {
+        const uint32_t u = (uint32_t)pl_rng_next(&rng);
+        float f;
+        memcpy(&f, &u, 4);
+        x[i] = isnan(f) ? 2.5f : f;
+    }
+    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f, 3.4e38f, -3.4e38f, 5.66f, -5.66f};
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++) x[i] = special[i];
+    pl_ref_gelu_erf(x, r, n);
+    for (int inplace = 0; inplace < 2; inplace++) {
+        float *dx = dev_f(x, n), *dy = inplace ? dx : vkt_out(&T, (size_t)n * 4);
+        pl_gelu_erf(T.c, dx, dy, n);
+        if (fetch(g, dy, n, "gelu_erf")) {
+            double most = 0;
+            int64_t at = 0;
+            for (int64_t i = 0; i < n; i++) {
+                double e = fabs((double)g[i] - r[i]) / (6 * ldexp(fabs((double)x[i]), -24));
+                if (same_bits(&g[i], &r[i], 4) || (isnan(g[i]) && isnan(r[i]))) e = 0;
+                else if (isnan(g[i]) || isnan(r[i]) || !(e == e)) e = INFINITY;
+                if (e > most) most = e, at = i;
+            }
+            CHECK_MSG(most <= 1, "gelu_erf%s: %.3g of the bound at x %.9g -> %.9g (ref %.9g)", inplace ? " in place" : "",
+                      most, x[at], g[at], r[at]);
+            CHECK(g[3] == 0.0f && signbit(g[3]) && g[2] == INFINITY && isnan(g[4]));
+            if (!inplace) fprintf(stderr, "gelu_erf: worst %.2f x 2^-24 |x| (bound 6)\n", 6 * most);
+        }
+        if (!inplace) T.c->ops->release(T.c, dx);
+    }
+    free(x), free(r), free(g);
+}
+
+/* im2col and transpose bit for bit: the tower's shapes (the first conv's
+ * one channel; 480 channels), odd sizes, padding edges, strides 1 and 2,
+ * and f16 rounding (values past f16's range, its subnormals, halfway
+ * points). */
+static void test_im2col_transpose(void) {
+    static const int64_t cases[][10] = {
+        {2, 1, 128, 100, 3, 3, 2, 2, 1, 1}, {2, 480, 16, 13, 3, 3, 2, 2, 1, 1}, {1, 5, 7, 6, 3, 3, 1, 1, 1, 1},
+        {3, 17, 9, 13, 3, 3, 2, 2, 1, 1},   {1, 3, 5, 5, 2, 3, 1, 2, 0, 2},     {1, 2, 12, 12, 9, 9, 1, 1, 4, 4},
+        {1, 1, 1, 1, 1, 1, 1, 1, 0, 0},     {4, 33, 6, 5, 3, 2, 2, 1, 2, 0},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const int64_t *k = cases[ci];
+        for (int round = 0; round < 2; round++) {
+            const pl_im2col_params p = {k[0], k[1], k[2], k[3], (int32_t)k[4], (int32_t)k[5], (int32_t)k[6],
+                                        (int32_t)k[7], (int32_t)k[8], (int32_t)k[9], round};
+            const int64_t n_in = p.n * p.h * p.w * p.c_in;
+            const int64_t n_out = p.n * pl_im2col_out_h(&p) * pl_im2col_out_w(&p) * p.c_in * p.kh * p.kw;
+            float *x = rnd(n_in, -4, 4), *r = rnd(n_out, 0, 0), *g = rnd(n_out, 0, 0);
+            for (int64_t i = 0; i < n_in; i += 3) x[i] *= i % 2 ? 30000.0f : 1e-6f;
+            for (int64_t i = 1; i < n_in; i += 5) x[i] = pl_f16_to_f32((uint16_t)(pl_rng_next(&rng) & 0x7bff)) + ldexpf(1.0f, -12);
+            pl_ref_im2col(&p, x, r);
+            float *dx = dev_f(x, n_in), *dy = vkt_out(&T, (size_t)n_out * 4);
+            pl_im2col(T.c, &p, dx, dy);
+            if (fetch(g, dy, n_out, "im2col")) {
+                int64_t bad = 0, first = -1;
+                for (int64_t i = 0; i < n_out; i++)
+                    if (!same_bits(&g[i], &r[i], 4) && bad++ == 0) first = i;
+                CHECK_MSG(bad == 0, "im2col case %zu round %d: %lld of %lld values differ (first at %lld: %.9g, ref %.9g)", ci,
+                          round, (long long)bad, (long long)n_out, (long long)first, first >= 0 ? g[first] : 0.0,
+                          first >= 0 ? r[first] : 0.0);
+            }
+            T.c->ops->release(T.c, dx);
+            free(x), free(r), free(g);
+        }
+    }
+    static const int64_t shapes[][3] = {{1, 1, 1}, {8, 16, 6240}, {3, 33, 65}, {2, 1, 100}, {2, 100, 1}, {5, 31, 32}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const int64_t b = shapes[si][0], rows = shapes[si][1], cols = shapes[si][2], all = b * rows * cols;
+        float *x = rnd(all, -5, 5), *r = rnd(all, 0, 0), *g = rnd(all, 0, 0);
+        pl_ref_transpose(x, r, b, rows, cols);
+        float *dx = dev_f(x, all), *dy = vkt_out(&T, (size_t)all * 4);
+        pl_transpose(T.c, dx, dy, b, rows, cols);
+        if (fetch(g, dy, all, "transpose"))
+            CHECK_MSG(same_bits(g, r, (size_t)all * 4), "transpose %lldx%lldx%lld", (long long)b, (long long)rows,
+                      (long long)cols);
+        T.c->ops->release(T.c, dx);
+        free(x), free(r), free(g);
+    }
+    CHECK_MSG(T.c->status == POCKETLLM_OK, "the audio ops failed the pass: %s", pocketllm_last_error());
+}
+
 int main(void) {
     pl_rng_seed(&rng, 4321);
     pl_compute_limits lim = {.n_batch = 64, .max_in = 1024, .n_ctx = 4096, .head_dim = 128};
@@ -478,6 +571,8 @@ int main(void) {
     test_gelu();
     test_rope_multi();
     test_attention_noncausal();
+    test_gelu_erf();
+    test_im2col_transpose();
     vkt_close(&T);
     TEST_DONE();
 }

@@ -344,6 +344,9 @@ static const pl_compute_ops cpu_ops = {
     .kv_store = cpu_kv_store,
     .attention = pl_cpu_attention,
     .argmax = cpu_argmax,
+    .gelu_erf = pl_cpu_gelu_erf,
+    .im2col = pl_cpu_im2col,
+    .transpose = pl_cpu_transpose,
 };
 
 pocketllm_status pl_cpu_compute_new(int n_threads, const pl_cpu_isa *isa, pl_compute **out) {

@@ -75,6 +75,10 @@ typedef struct pl_cpu_isa {
                             float *m);
     void (*attn_values_f32)(float *s, const float *m, double *sum, const float *x, int64_t stride, int64_t n_rows, int64_t n,
                             float *o);
+    /* y = pl_ref_gelu_erf(x) with a vector erf, within the bound
+     * unit/test_ops states; x == y allowed.  NULL: the reference's libm
+     * loop (bit for bit ggml's). */
+    void (*gelu_erf)(const float *x, float *y, int64_t n);
 } pl_cpu_isa;
 
 /* queries a block of the non-causal attention kernels */

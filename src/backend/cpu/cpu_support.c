@@ -26,7 +26,10 @@ bool pl_cpu_supports(pl_op op, uint32_t weight_type) {
     case PL_OP_LAYER_NORM:
     case PL_OP_GELU:
     case PL_OP_ROPE_VISION:
-    case PL_OP_ROPE_IMROPE: return true;
+    case PL_OP_ROPE_IMROPE:
+    case PL_OP_GELU_ERF:
+    case PL_OP_IM2COL:
+    case PL_OP_TRANSPOSE: return true;
     default: return false;
     }
 }

@@ -11,6 +11,8 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "backend/cpu/cpu_erf.h"
+
 
 #define PL_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -241,6 +243,34 @@ PL_AVX2 static void a_attn_values_f32(float *w, const float *m, double *sum, con
         }
 }
 
+/* gelu_erf: cpu_erf.h's model, four lanes of double at a time */
+PL_AVX2 static inline __m128 erf_half_avx2(__m128 s) {
+    const __m256d c = _mm256_min_pd(_mm256_set1_pd(4.0), _mm256_max_pd(_mm256_set1_pd(-4.0), _mm256_cvtps_pd(s)));
+    const __m256d t = _mm256_sub_pd(_mm256_mul_pd(_mm256_mul_pd(c, c), _mm256_set1_pd(0.125)), _mm256_set1_pd(1.0));
+    __m256d p = _mm256_set1_pd(pl_erf_coef[PL_ERF_NCOEF - 1]);
+    for (int k = PL_ERF_NCOEF - 2; k >= 0; k--) p = _mm256_fmadd_pd(p, t, _mm256_set1_pd(pl_erf_coef[k]));
+    return _mm256_cvtpd_ps(_mm256_mul_pd(c, p));
+}
+
+PL_AVX2 static inline __m256 gelu_erf8(__m256 x) {
+    const __m256 s = _mm256_mul_ps(x, _mm256_set1_ps(PL_ERF_SQRT_2_INV));
+    const __m256 e = _mm256_set_m128(erf_half_avx2(_mm256_extractf128_ps(s, 1)), erf_half_avx2(_mm256_castps256_ps128(s)));
+    const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+    return _mm256_blendv_ps(y, _mm256_set1_ps(-0.0f), _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ));
+}
+
+PL_AVX2 static void a_gelu_erf(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu_erf8(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        /* the tail through a padded block: the same lanes' arithmetic */
+        float b[8] = {0};
+        for (int64_t k = i; k < n; k++) b[k - i] = x[k];
+        _mm256_storeu_ps(b, gelu_erf8(_mm256_loadu_ps(b)));
+        for (int64_t k = i; k < n; k++) y[k] = b[k - i];
+    }
+}
+
 static const pl_cpu_isa avx2 = {
     .name = "avx2",
     .f16_dot_tier = PL_TIER_AVX2,
@@ -255,6 +285,7 @@ static const pl_cpu_isa avx2 = {
     .axpy_f16 = a_axpy_f16,
     .attn_scores_f32 = a_attn_scores_f32,
     .attn_values_f32 = a_attn_values_f32,
+    .gelu_erf = a_gelu_erf,
 };
 
 const pl_cpu_isa *pl_cpu_isa_avx2(void) { return &avx2; }

@@ -12,6 +12,8 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "backend/cpu/cpu_erf.h"
+
 
 #define PL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
 
@@ -404,6 +406,34 @@ PL_AVX512 static void v_attn_values_f32(float *w, const float *m, double *sum, c
     }
 }
 
+/* gelu_erf: cpu_erf.h's model, eight lanes of double at a time */
+PL_AVX512 static inline __m256 erf_half_avx512(__m256 s) {
+    const __m512d c = _mm512_min_pd(_mm512_set1_pd(4.0), _mm512_max_pd(_mm512_set1_pd(-4.0), _mm512_cvtps_pd(s)));
+    const __m512d t = _mm512_sub_pd(_mm512_mul_pd(_mm512_mul_pd(c, c), _mm512_set1_pd(0.125)), _mm512_set1_pd(1.0));
+    __m512d p = _mm512_set1_pd(pl_erf_coef[PL_ERF_NCOEF - 1]);
+    for (int k = PL_ERF_NCOEF - 2; k >= 0; k--) p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(pl_erf_coef[k]));
+    return _mm512_cvtpd_ps(_mm512_mul_pd(c, p));
+}
+
+PL_AVX512 static inline __m512 gelu_erf16(__m512 x) {
+    const __m512 s = _mm512_mul_ps(x, _mm512_set1_ps(PL_ERF_SQRT_2_INV));
+    const __m256 lo = erf_half_avx512(_mm512_castps512_ps256(s));
+    const __m256 hi = erf_half_avx512(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+    const __m512 e =
+        _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+    const __m512 y = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ), _mm512_set1_ps(-0.0f));
+}
+
+PL_AVX512 static void v_gelu_erf(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, gelu_erf16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, gelu_erf16(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+
 static const pl_cpu_isa avx512 = {
     .name = "avx512",
     .f16_dot_tier = PL_TIER_AVX512,
@@ -424,6 +454,7 @@ static const pl_cpu_isa avx512 = {
     .axpy_rows2_f16 = v_axpy_rows2_f16,
     .attn_scores_f32 = v_attn_scores_f32,
     .attn_values_f32 = v_attn_values_f32,
+    .gelu_erf = v_gelu_erf,
 };
 
 const pl_cpu_isa *pl_cpu_isa_avx512(void) { return &avx512; }

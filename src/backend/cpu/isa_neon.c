@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_erf.h"
 #include "base/half.h"
 #include "ops/ref.h"
 #include "quant/dot_f16_arm.h"
@@ -450,6 +451,35 @@ static void n_attn_values_f32(float *w, const float *m, double *sum, const float
         }
 }
 
+/* gelu_erf: cpu_erf.h's model, two lanes of double at a time */
+static inline float64x2_t erf_pair_neon(float64x2_t s) {
+    const float64x2_t c = vminq_f64(vdupq_n_f64(4.0), vmaxq_f64(vdupq_n_f64(-4.0), s));
+    const float64x2_t t = vsubq_f64(vmulq_f64(vmulq_f64(c, c), vdupq_n_f64(0.125)), vdupq_n_f64(1.0));
+    float64x2_t p = vdupq_n_f64(pl_erf_coef[PL_ERF_NCOEF - 1]);
+    for (int k = PL_ERF_NCOEF - 2; k >= 0; k--) p = vfmaq_f64(vdupq_n_f64(pl_erf_coef[k]), p, t);
+    return vmulq_f64(c, p);
+}
+
+static inline float32x4_t gelu_erf4(float32x4_t x) {
+    const float32x4_t s = vmulq_n_f32(x, PL_ERF_SQRT_2_INV);
+    const float32x4_t e =
+        vcvt_high_f32_f64(vcvt_f32_f64(erf_pair_neon(vcvt_f64_f32(vget_low_f32(s)))), erf_pair_neon(vcvt_high_f64_f32(s)));
+    const float32x4_t y = vmulq_f32(vmulq_n_f32(x, 0.5f), vaddq_f32(vdupq_n_f32(1.0f), e));
+    return vbslq_f32(vceqq_f32(x, vdupq_n_f32(-INFINITY)), vdupq_n_f32(-0.0f), y);
+}
+
+static void n_gelu_erf(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, gelu_erf4(vld1q_f32(x + i)));
+    if (i < n) {
+        /* the tail through a padded block: the same lanes' arithmetic */
+        float b[4] = {0};
+        for (int64_t k = i; k < n; k++) b[k - i] = x[k];
+        vst1q_f32(b, gelu_erf4(vld1q_f32(b)));
+        for (int64_t k = i; k < n; k++) y[k] = b[k - i];
+    }
+}
+
 static const pl_cpu_isa neon = {
     .name = "neon",
     .f16_dot_tier = PL_TIER_NEON,
@@ -470,6 +500,7 @@ static const pl_cpu_isa neon = {
     .axpy_rows2_f16 = n_axpy_rows2_f16,
     .attn_scores_f32 = n_attn_scores_f32,
     .attn_values_f32 = n_attn_values_f32,
+    .gelu_erf = n_gelu_erf,
 };
 
 const pl_cpu_isa *pl_cpu_isa_neon(void) { return &neon; }

@@ -1,7 +1,8 @@
 /*
  * vk_compute.c -- the Vulkan backend's compute instance: memory the graph
  * addresses (device buffers under key ranges), uploads and downloads, and
- * the small ops (norms, elementwise, GELU, softmax, argmax).  The matrix ops and
+ * the small ops (norms, elementwise, GELU, softmax, argmax) and the audio
+ * tower's (exact GELU, im2col, transpose).  The matrix ops and
  * attention are in vk_ops_matmul.c and vk_ops_attention.c.
  */
 #include <stdlib.h>
@@ -226,6 +227,76 @@ static void vk_gelu(pl_compute *c, const float *x, float *y, int64_t n) {
     pl_vk_dispatch(vc, "gelu", spec, 1, &pc, sizeof pc, g, rd, 2, &wr, 1);
 }
 
+/* ---- the audio tower's ops ----------------------------------------------- */
+
+/* a flat index of one invocation per value: the shaders count in 32 bits */
+static bool fits_u32(pl_vk_compute *vc, int64_t n, const char *op) {
+    if (n >= 0 && n < (int64_t)UINT32_MAX) return true;
+    pl_compute_fail(&vc->base, pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "vulkan: %s of %lld values (at most 2^32)", op,
+                                       (long long)n));
+    return false;
+}
+
+static void vk_gelu_erf(pl_compute *c, const float *x, float *y, int64_t n) {
+    pl_vk_compute *vc = pl_vkc(c);
+    struct {
+        uint32_t x[2], y[2];
+        uint32_t n;
+    } pc = {.n = (uint32_t)n};
+    if (!fits_u32(vc, n, "gelu_erf")) return;
+    const VkDeviceAddress xa = pl_vk_operand(vc, x, (size_t)n * 4, "gelu_erf");
+    const VkDeviceAddress ya = pl_vk_operand(vc, y, (size_t)n * 4, "gelu_erf");
+    if (c->status || n <= 0) return;
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.y, ya);
+    const pl_vk_range rd = {xa, xa + (size_t)n * 4}, wr = {ya, ya + (size_t)n * 4};
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    pl_vk_grid(((uint64_t)n + PL_VK_WG - 1) / PL_VK_WG, g);
+    pl_vk_dispatch(vc, "gelu_erf", spec, 1, &pc, sizeof pc, g, &rd, 1, &wr, 1);
+}
+
+static void vk_im2col(pl_compute *c, const pl_im2col_params *p, const float *x, float *y) {
+    pl_vk_compute *vc = pl_vkc(c);
+    const int64_t oh = pl_im2col_out_h(p), ow = pl_im2col_out_w(p);
+    const int64_t n_in = p->n * p->h * p->w * p->c_in, n_out = p->n * oh * ow * p->c_in * p->kh * p->kw;
+    if (!fits_u32(vc, n_in, "im2col") || !fits_u32(vc, n_out, "im2col")) return;
+    struct {
+        uint32_t x[2], y[2];
+        uint32_t c_in, h, w, oh, ow, kh, kw, sh, sw, ph, pw, round_f16, n_out;
+    } pc = {.c_in = (uint32_t)p->c_in, .h = (uint32_t)p->h, .w = (uint32_t)p->w, .oh = (uint32_t)oh, .ow = (uint32_t)ow,
+            .kh = (uint32_t)p->kh, .kw = (uint32_t)p->kw, .sh = (uint32_t)p->sh, .sw = (uint32_t)p->sw,
+            .ph = (uint32_t)p->ph, .pw = (uint32_t)p->pw, .round_f16 = p->round_f16, .n_out = (uint32_t)n_out};
+    const VkDeviceAddress xa = pl_vk_operand(vc, x, (size_t)n_in * 4, "im2col");
+    const VkDeviceAddress ya = pl_vk_operand(vc, y, (size_t)n_out * 4, "im2col");
+    if (c->status) return;
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.y, ya);
+    const pl_vk_range rd = {xa, xa + (size_t)n_in * 4}, wr = {ya, ya + (size_t)n_out * 4};
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    pl_vk_grid(((uint64_t)n_out + PL_VK_WG - 1) / PL_VK_WG, g);
+    pl_vk_dispatch(vc, "im2col", spec, 1, &pc, sizeof pc, g, &rd, 1, &wr, 1);
+}
+
+static void vk_transpose(pl_compute *c, const float *x, float *y, int64_t batch, int64_t rows, int64_t cols) {
+    pl_vk_compute *vc = pl_vkc(c);
+    if (batch <= 0 || rows <= 0 || cols <= 0) return;
+    const int64_t n = batch * rows * cols;
+    if (!fits_u32(vc, n, "transpose")) return;
+    struct {
+        uint32_t x[2], y[2];
+        uint32_t rows, cols, n;
+    } pc = {.rows = (uint32_t)rows, .cols = (uint32_t)cols, .n = (uint32_t)n};
+    const VkDeviceAddress xa = pl_vk_operand(vc, x, (size_t)n * 4, "transpose");
+    const VkDeviceAddress ya = pl_vk_operand(vc, y, (size_t)n * 4, "transpose");
+    if (c->status) return;
+    pl_vk_put_addr(pc.x, xa);
+    pl_vk_put_addr(pc.y, ya);
+    const pl_vk_range rd = {xa, xa + (size_t)n * 4}, wr = {ya, ya + (size_t)n * 4};
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    pl_vk_grid(((uint64_t)n + PL_VK_WG - 1) / PL_VK_WG, g);
+    pl_vk_dispatch(vc, "transpose", spec, 1, &pc, sizeof pc, g, &rd, 1, &wr, 1);
+}
+
 static void vk_rms_norm(pl_compute *c, const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps) {
     pl_vk_compute *vc = pl_vkc(c);
     struct {
@@ -334,6 +405,9 @@ static const pl_compute_ops vk_ops = {
     .kv_store = pl_vk_kv_store,
     .attention = pl_vk_attention,
     .argmax = vk_argmax,
+    .gelu_erf = vk_gelu_erf,
+    .im2col = vk_im2col,
+    .transpose = vk_transpose,
 };
 
 pocketllm_status pl_vk_compute_new(pl_device *dev, int n_threads, pl_compute **out) {

@@ -31,7 +31,8 @@ function(pl_vk_shader name source)
   set(PL_VK_SPV_NAMES ${PL_VK_SPV_NAMES} ${name} PARENT_SCOPE)
 endfunction()
 
-foreach(s elementwise rms_norm softmax rope kv_store argmax attention attention_tile layer_norm gelu)
+foreach(s elementwise rms_norm softmax rope kv_store argmax attention attention_tile layer_norm gelu
+         gelu_erf im2col transpose)
   pl_vk_shader(${s} ${s})
 endforeach()
 foreach(t f32 f16 bf16)
