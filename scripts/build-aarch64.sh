@@ -50,8 +50,11 @@ if [ ${#need[@]} -gt 0 ] || [ ${#arm64[@]} -gt 0 ]; then
 fi
 
 # ---- the dynamic build: library, CLI, tests ---------------------------------
+# (PL_AUDIO_DECODE=OFF: no audio decoders -- Debian ships no libsndfile.a or
+# libsoxr.a for the static CLI, and the dynamic tree matches it; audio then
+# comes in as 16 kHz PCM, pocketllm_audio_from_pcm)
 cmake -S . -B "$OUT" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_VULKAN="${PL_AARCH64_VULKAN:-AUTO}" >/dev/null
+  -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_VULKAN="${PL_AARCH64_VULKAN:-AUTO}" -DPL_AUDIO_DECODE=OFF >/dev/null
 targets=()
 for t in ${PL_AARCH64_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$OUT" -j "$JOBS" "${targets[@]}"
@@ -66,7 +69,7 @@ if [ ! -f "$SYSROOT/lib/libmicrohttpd.a" ] || [ ! -f "$SYSROOT/lib/libcjson.a" ]
   bash "$ROOT/scripts/build-aarch64-deps.sh" "$DEPS"
 fi
 cmake -S . -B "$OUT/static" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_STATIC_CLI=ON -DPOCKETLLM_TESTS=OFF -DPOCKETLLM_VULKAN=OFF \
+  -DCMAKE_BUILD_TYPE=Release -DPOCKETLLM_STATIC_CLI=ON -DPOCKETLLM_TESTS=OFF -DPOCKETLLM_VULKAN=OFF -DPL_AUDIO_DECODE=OFF \
   -DCJSON_LIB="$SYSROOT/lib/libcjson.a" -DCJSON_INCLUDE="$SYSROOT/include" \
   -DMHD_LIB="$SYSROOT/lib/libmicrohttpd.a" -DMHD_INCLUDE="$SYSROOT/include" >/dev/null
 cmake --build "$OUT/static" -j "$JOBS" --target pocketllm_cli

@@ -12,6 +12,8 @@ PACKAGES=(
   libmicrohttpd-dev              # the HTTP server of `pocketllm serve`
   libjpeg62-turbo-dev libpng-dev libwebp-dev # image input: JPEG, PNG and WebP decoding (src/vision/image_*.c)
   imagemagick                    # the image tests' reference decoder and test-image writer (tests only)
+  libsndfile1-dev libsoxr-dev    # audio input: WAV/FLAC/Ogg/MP3 decoding (libsndfile) and resampling to 16 kHz (libsoxr) (src/audio/)
+  sox espeak-ng                  # the audio tests' reference resampler and converter, and their speech (tests only)
   binutils                       # nm: the export check
   python3                        # test scripts (JSON checks)
   python3-jinja2                 # the reference renderer of the chat-template tests (tests only)
