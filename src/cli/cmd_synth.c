@@ -32,9 +32,9 @@ int cmd_synth(int argc, char **argv) {
     pocketllm_synth_params p = pocketllm_synth_default_params();
     const char *out = NULL, *err = NULL, *v;
     bool quiet = false;
-    /* --mmproj: the shape's vision tower, beside or instead of the text model */
+    /* --mmproj: the shape's vision or audio tower, beside or instead of the text model */
     pocketllm_synth_mmproj_params mp = {.shape = NULL};
-    const char *mmproj = NULL;
+    const char *mmproj = NULL, *layers_opt = NULL;
     for (int i = 1; i < argc; i++) {
         int64_t n = 0;
         uint32_t *dim = NULL;
@@ -53,7 +53,8 @@ int cmd_synth(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "--vocab", &v, &err)) p.vocab_path = v;
         else if (cli_opt(argc, argv, &i, "--template", &v, &err)) p.template_path = v;
         else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) mmproj = v;
-        else if (cli_opt(argc, argv, &i, "--vision-layers", &v, &err)) dim = &mp.n_layer;
+        else if (cli_opt(argc, argv, &i, "--vision-layers", &v, &err)) dim = &mp.n_layer, layers_opt = "--vision-layers";
+        else if (cli_opt(argc, argv, &i, "--audio-layers", &v, &err)) dim = &mp.n_layer, layers_opt = "--audio-layers";
         else if (cli_opt(argc, argv, &i, "--n-embd", &v, &err)) dim = &p.n_embd;
         else if (cli_opt(argc, argv, &i, "--n-layer", &v, &err)) dim = &p.n_layer;
         else if (cli_opt(argc, argv, &i, "--n-head", &v, &err)) dim = &p.n_head;
@@ -70,8 +71,12 @@ int cmd_synth(int argc, char **argv) {
         }
     }
     if (!out && !mmproj) return cli_usage("synth", "needs an OUT path");
-    if (mp.n_layer && !mmproj) return cli_usage("synth", "--vision-layers needs --mmproj");
-    if (mmproj && !p.shape) return cli_usage("synth", "--mmproj needs --shape (qwen3vl-2b)");
+    if (mp.n_layer && !mmproj) return cli_usage("synth", "%s needs --mmproj", layers_opt);
+    if (mmproj && !p.shape) return cli_usage("synth", "--mmproj needs --shape (qwen3vl-2b, qwen3asr-0.6b, qwen3asr-1.7b)");
+    /* the Qwen3-ASR shapes' towers hear, the others' see */
+    bool audio = p.shape && !strncmp(p.shape, "qwen3asr-", 9);
+    if (mp.n_layer && audio != !strcmp(layers_opt, "--audio-layers"))
+        return cli_usage("synth", "%s: shape %s has %s tower", layers_opt, p.shape, audio ? "an audio" : "no audio");
     if (out && !p.shape && !(p.n_embd && p.n_layer && p.n_head && p.n_head_kv && p.head_dim && p.n_ff))
         return cli_usage("synth", "needs --shape NAME or all of --n-embd --n-layer --n-head --n-head-kv --head-dim --n-ff");
     progress_state ps = {.last = -1, .tty = isatty(2)};

@@ -3,7 +3,10 @@
  *
  * The named Qwen3 shapes carry the real hyperparameters of Qwen3-0.6B,
  * 1.7B, 4B and 8B (from their Hugging Face config.json files); `tiny` and
- * `small` are ours, for fast tests.  Every tensor's values come from a
+ * `small` are ours, for fast tests.  qwen3asr-0.6b / -1.7b are the text
+ * models of Qwen3-ASR (Qwen3-0.6B / 1.7B widths as arch qwen3vl, written as
+ * conversion/qwen3vl.py's Qwen3ASRTextModel does: no DeepStack, Qwen3-ASR's
+ * audio tokens in the vocabulary, BOS = EOS = <|im_end|>, chatml).  Every tensor's values come from a
  * generator seeded by (seed, tensor name), so the file does not depend on
  * the order of generation, and the data is streamed to disk in chunks so
  * an 8B shape needs no more memory than a small one.
@@ -28,22 +31,29 @@ typedef struct shape {
     const char *name, *summary;
     uint32_t n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx;
     const char *arch; /* the shape's own architecture (NULL: qwen3 unless --arch says otherwise) */
+    bool asr;         /* a Qwen3-ASR text model (see the top of the file) */
 } shape;
 
 static const shape shapes[] = {
-    {"tiny", "4 layers of 64, 4 heads (2 KV) of 16, for fast tests", 64, 4, 4, 2, 16, 192, 0, 4096, NULL},
-    {"small", "6 layers of 256, 8 heads (4 KV) of 32", 256, 6, 8, 4, 32, 704, 0, 4096, NULL},
+    {"tiny", "4 layers of 64, 4 heads (2 KV) of 16, for fast tests", 64, 4, 4, 2, 16, 192, 0, 4096, NULL, false},
+    {"small", "6 layers of 256, 8 heads (4 KV) of 32", 256, 6, 8, 4, 32, 704, 0, 4096, NULL, false},
     {"qwen3-0.6b", "Qwen3-0.6B: 28 layers of 1024, 16 heads (8 KV) of 128, FFN 3072", 1024, 28, 16, 8, 128, 3072,
-     151936, 40960, NULL},
+     151936, 40960, NULL, false},
     {"qwen3-1.7b", "Qwen3-1.7B: 28 layers of 2048, 16 heads (8 KV) of 128, FFN 6144", 2048, 28, 16, 8, 128, 6144,
-     151936, 40960, NULL},
+     151936, 40960, NULL, false},
     {"qwen3-4b", "Qwen3-4B: 36 layers of 2560, 32 heads (8 KV) of 128, FFN 9728", 2560, 36, 32, 8, 128, 9728, 151936,
-     40960, NULL},
+     40960, NULL, false},
     {"qwen3-8b", "Qwen3-8B: 36 layers of 4096, 32 heads (8 KV) of 128, FFN 12288", 4096, 36, 32, 8, 128, 12288,
-     151936, 40960, NULL},
+     151936, 40960, NULL, false},
     /* the text model of Qwen3-VL-2B-Instruct (its config.json text_config) */
     {"qwen3vl-2b", "Qwen3-VL-2B text: 28 layers of 2048, 16 heads (8 KV) of 128, FFN 6144, M-RoPE, 3 DeepStack",
-     2048, 28, 16, 8, 128, 6144, 151936, 262144, "qwen3vl"},
+     2048, 28, 16, 8, 128, 6144, 151936, 262144, "qwen3vl", false},
+    /* the text models of Qwen3-ASR-0.6B / 1.7B: the Qwen3-0.6B / 1.7B widths
+     * (their config.json thinker_config.text_config; context 65536) */
+    {"qwen3asr-0.6b", "Qwen3-ASR-0.6B text: 28 layers of 1024, 16 heads (8 KV) of 128, FFN 3072, M-RoPE, audio tokens",
+     1024, 28, 16, 8, 128, 3072, 151936, 65536, "qwen3vl", true},
+    {"qwen3asr-1.7b", "Qwen3-ASR-1.7B text: 28 layers of 2048, 16 heads (8 KV) of 128, FFN 6144, M-RoPE, audio tokens",
+     2048, 28, 16, 8, 128, 6144, 151936, 65536, "qwen3vl", true},
 };
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -63,6 +73,7 @@ typedef struct config {
     const char *arch; /* qwen3, qwen3vl or llama */
     bool qwen3;       /* per-head Q/K norm: qwen3 and qwen3vl */
     bool vl;          /* qwen3vl: M-RoPE sections and DeepStack count */
+    bool asr;         /* Qwen3-ASR: no DeepStack, its tokens and template */
     shape s;
     uint32_t type;
     bool untied;
@@ -83,6 +94,7 @@ static pocketllm_status resolve(const pocketllm_synth_params *p, config *c) {
     if (p->shape) {
         if (!named) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: unknown shape '%s'", p->shape);
         c->s = *named;
+        c->asr = named->asr;
     } else {
         c->s.name = "custom";
         c->s.n_ctx = 4096;
@@ -195,7 +207,8 @@ static pocketllm_status set_hparams(pocketllm_gguf_writer *w, const config *c, u
     U32("attention.key_length", s->head_dim);
     U32("attention.value_length", s->head_dim);
     U32("rope.dimension_count", s->head_dim);
-    F32("rope.freq_base", c->vl ? 5000000.0f : c->qwen3 ? 1000000.0f : 10000.0f);
+    /* Qwen3-VL's rope_theta is 5e6; Qwen3-ASR keeps Qwen3's 1e6 */
+    F32("rope.freq_base", c->vl && !c->asr ? 5000000.0f : c->qwen3 ? 1000000.0f : 10000.0f);
     F32("attention.layer_norm_rms_epsilon", c->qwen3 ? 1e-6f : 1e-5f);
     U32("vocab_size", s->n_vocab);
     if (c->vl) {
@@ -212,7 +225,8 @@ static pocketllm_status set_hparams(pocketllm_gguf_writer *w, const config *c, u
             snprintf(key, sizeof key, "%s.rope.dimension_sections", a);
             st = pocketllm_gguf_writer_set_array(w, key, POCKETLLM_GGUF_INT32, sections, 4);
         }
-        U32("n_deepstack_layers", s->n_layer <= 3 ? s->n_layer - 1 : 3);
+        /* Qwen3-ASR: the converter writes 0 (an audio tower has no taps) */
+        U32("n_deepstack_layers", c->asr ? 0 : s->n_layer <= 3 ? s->n_layer - 1 : 3);
     }
 #undef U32
 #undef F32
@@ -256,7 +270,7 @@ static pocketllm_status build(const pocketllm_synth_params *p, config *c, pocket
         return st;
     }
     st = set_hparams(w, c, p->seed);
-    if (!st) st = pl_synth_vocab_write(w, p->vocab_path, p->template_path, c->s.n_vocab);
+    if (!st) st = pl_synth_vocab_write(w, p->vocab_path, p->template_path, c->s.n_vocab, c->asr);
     for (size_t i = 0; i < n && !st; i++)
         st = pocketllm_gguf_writer_add_tensor(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne, NULL);
     if (st) {

@@ -37,6 +37,8 @@
 #include "base/strmap.h"
 #include "quant/types.h"
 #include "synth/synth.h"
+#include "synth/synth_mmproj.h"
+
 
 typedef struct vision_shape {
     const char *name;
@@ -56,27 +58,15 @@ static const vision_shape vision_shapes[] = {
 };
 #define N_VISION_SHAPES (sizeof vision_shapes / sizeof vision_shapes[0])
 
-enum { FILL_MATRIX, FILL_NORM, FILL_BIAS, FILL_POS };
-
-typedef struct vtensor {
-    char name[64];
-    uint32_t n_dims;
-    int64_t ne[4];
-    uint32_t type;
-    int fill;
-    float scale;
-} vtensor;
-
+/* A vision tower's plan: the tensors, its shape, its DeepStack taps. */
 typedef struct vplan {
+    pl_mm_plan m;
     vision_shape s;
-    uint32_t type;
     bool deep[64]; /* block l taps DeepStack */
-    vtensor *t;
-    size_t n, cap;
 } vplan;
 
-static pocketllm_status add(vplan *p, const char *name, uint32_t n_dims, int64_t e0, int64_t e1, int64_t e2,
-                            int64_t e3, int fill, float fan_in) {
+pocketllm_status pl_synth_mm_add(pl_mm_plan *p, const char *name, uint32_t n_dims, int64_t e0, int64_t e1, int64_t e2,
+                                 int64_t e3, int fill, float fan_in) {
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 64;
         vtensor *t = realloc(p->t, cap * sizeof *t);
@@ -98,21 +88,21 @@ static pocketllm_status add(vplan *p, const char *name, uint32_t n_dims, int64_t
 }
 
 /* A Linear layer: weight [in, out] (GGUF order) and its bias. */
-static pocketllm_status linear(vplan *p, const char *base, int64_t in, int64_t out) {
+pocketllm_status pl_synth_mm_linear(pl_mm_plan *p, const char *base, int64_t in, int64_t out) {
     char nm[64];
     if (snprintf(nm, sizeof nm, "%s.weight", base) >= (int)sizeof nm) return pl_fail(POCKETLLM_ERR_INTERNAL, "name");
-    pocketllm_status st = add(p, nm, 2, in, out, 1, 1, FILL_MATRIX, (float)in);
+    pocketllm_status st = pl_synth_mm_add(p, nm, 2, in, out, 1, 1, FILL_MATRIX, (float)in);
     if (snprintf(nm, sizeof nm, "%s.bias", base) >= (int)sizeof nm) return pl_fail(POCKETLLM_ERR_INTERNAL, "name");
-    if (!st) st = add(p, nm, 1, out, 1, 1, 1, FILL_BIAS, 0);
+    if (!st) st = pl_synth_mm_add(p, nm, 1, out, 1, 1, 1, FILL_BIAS, 0);
     return st;
 }
 
-static pocketllm_status layer_norm(vplan *p, const char *base, int64_t n) {
+pocketllm_status pl_synth_mm_layer_norm(pl_mm_plan *p, const char *base, int64_t n) {
     char nm[64];
     if (snprintf(nm, sizeof nm, "%s.weight", base) >= (int)sizeof nm) return pl_fail(POCKETLLM_ERR_INTERNAL, "name");
-    pocketllm_status st = add(p, nm, 1, n, 1, 1, 1, FILL_NORM, 0);
+    pocketllm_status st = pl_synth_mm_add(p, nm, 1, n, 1, 1, 1, FILL_NORM, 0);
     if (snprintf(nm, sizeof nm, "%s.bias", base) >= (int)sizeof nm) return pl_fail(POCKETLLM_ERR_INTERNAL, "name");
-    if (!st) st = add(p, nm, 1, n, 1, 1, 1, FILL_BIAS, 0);
+    if (!st) st = pl_synth_mm_add(p, nm, 1, n, 1, 1, 1, FILL_BIAS, 0);
     return st;
 }
 
@@ -122,12 +112,12 @@ static pocketllm_status plan(const pocketllm_synth_mmproj_params *prm, vplan *p)
     for (size_t i = 0; prm->shape && i < N_VISION_SHAPES && !named; i++)
         if (!strcmp(vision_shapes[i].name, prm->shape)) named = &vision_shapes[i];
     if (!named)
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: shape '%s' has no vision tower (mmproj shapes: qwen3vl-2b)",
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: shape '%s' has no vision tower (mmproj shapes: qwen3vl-2b, qwen3asr-0.6b, qwen3asr-1.7b)",
                        prm->shape ? prm->shape : "(none)");
     if (prm->type != PL_TYPE_F32 && prm->type != PL_TYPE_F16)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: an mmproj's weight type must be f32 or f16");
     p->s = *named;
-    p->type = prm->type;
+    p->m.type = prm->type;
     if (prm->n_layer) {
         if (prm->n_layer > named->n_layer)
             return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: %s's vision tower has %u blocks, not %u", named->name,
@@ -148,42 +138,42 @@ static pocketllm_status plan(const pocketllm_synth_mmproj_params *prm, vplan *p)
     /* patch embedding: the Conv3d [d, 3, 2, P, P] split into its two frames,
      * each [d, 3, P, P] (GGUF order reversed); the fan-in is both frames' */
     float patch_fan_in = 2.0f * 3.0f * (float)s->patch * (float)s->patch;
-    pocketllm_status st = add(p, "v.patch_embd.weight", 4, s->patch, s->patch, 3, d, FILL_MATRIX, patch_fan_in);
-    if (!st) st = add(p, "v.patch_embd.weight.1", 4, s->patch, s->patch, 3, d, FILL_MATRIX, patch_fan_in);
-    if (!st) st = add(p, "v.patch_embd.bias", 1, d, 1, 1, 1, FILL_BIAS, 0);
-    if (!st) st = add(p, "v.position_embd.weight", 2, d, s->n_pos_embd, 1, 1, FILL_POS, 0);
+    pocketllm_status st = pl_synth_mm_add(&p->m, "v.patch_embd.weight", 4, s->patch, s->patch, 3, d, FILL_MATRIX, patch_fan_in);
+    if (!st) st = pl_synth_mm_add(&p->m, "v.patch_embd.weight.1", 4, s->patch, s->patch, 3, d, FILL_MATRIX, patch_fan_in);
+    if (!st) st = pl_synth_mm_add(&p->m, "v.patch_embd.bias", 1, d, 1, 1, 1, FILL_BIAS, 0);
+    if (!st) st = pl_synth_mm_add(&p->m, "v.position_embd.weight", 2, d, s->n_pos_embd, 1, 1, FILL_POS, 0);
     for (uint32_t l = 0; l < s->n_layer && !st; l++) {
         char b[64];
         snprintf(b, sizeof b, "v.blk.%u.ln1", l);
-        st = layer_norm(p, b, d);
+        st = pl_synth_mm_layer_norm(&p->m, b, d);
         snprintf(b, sizeof b, "v.blk.%u.attn_qkv", l);
-        if (!st) st = linear(p, b, d, 3 * d);
+        if (!st) st = pl_synth_mm_linear(&p->m, b, d, 3 * d);
         snprintf(b, sizeof b, "v.blk.%u.attn_out", l);
-        if (!st) st = linear(p, b, d, d);
+        if (!st) st = pl_synth_mm_linear(&p->m, b, d, d);
         snprintf(b, sizeof b, "v.blk.%u.ln2", l);
-        if (!st) st = layer_norm(p, b, d);
+        if (!st) st = pl_synth_mm_layer_norm(&p->m, b, d);
         snprintf(b, sizeof b, "v.blk.%u.ffn_up", l);
-        if (!st) st = linear(p, b, d, s->n_ff);
+        if (!st) st = pl_synth_mm_linear(&p->m, b, d, s->n_ff);
         snprintf(b, sizeof b, "v.blk.%u.ffn_down", l);
-        if (!st) st = linear(p, b, s->n_ff, d);
+        if (!st) st = pl_synth_mm_linear(&p->m, b, s->n_ff, d);
     }
     /* DeepStack mergers, named by the block they tap */
     for (uint32_t i = 0; i < s->n_deepstack && !st; i++) {
         char b[64];
         snprintf(b, sizeof b, "v.deepstack.%u.norm", s->deepstack[i]);
-        st = layer_norm(p, b, merged);
+        st = pl_synth_mm_layer_norm(&p->m, b, merged);
         snprintf(b, sizeof b, "v.deepstack.%u.fc1", s->deepstack[i]);
-        if (!st) st = linear(p, b, merged, merged);
+        if (!st) st = pl_synth_mm_linear(&p->m, b, merged, merged);
         snprintf(b, sizeof b, "v.deepstack.%u.fc2", s->deepstack[i]);
-        if (!st) st = linear(p, b, merged, s->proj);
+        if (!st) st = pl_synth_mm_linear(&p->m, b, merged, s->proj);
     }
     /* the patch merger: its norm (over one patch) is v.post_ln, its MLP mm.0 / mm.2 */
-    if (!st) st = layer_norm(p, "v.post_ln", d);
-    if (!st) st = linear(p, "mm.0", merged, merged);
-    if (!st) st = linear(p, "mm.2", merged, s->proj);
+    if (!st) st = pl_synth_mm_layer_norm(&p->m, "v.post_ln", d);
+    if (!st) st = pl_synth_mm_linear(&p->m, "mm.0", merged, merged);
+    if (!st) st = pl_synth_mm_linear(&p->m, "mm.2", merged, s->proj);
     if (st) {
-        free(p->t);
-        p->t = NULL;
+        free(p->m.t);
+        p->m.t = NULL;
     }
     return st;
 }
@@ -199,7 +189,7 @@ static pocketllm_status set_hparams(pocketllm_gguf_writer *w, const vplan *p, ui
     pocketllm_status st = pocketllm_gguf_writer_set_str(w, "general.architecture", "clip");
     if (!st) st = pocketllm_gguf_writer_set_str(w, "general.type", "mmproj");
     if (!st) st = pocketllm_gguf_writer_set_str(w, "general.name", name);
-    if (!st) st = pocketllm_gguf_writer_set_u32(w, "general.file_type", p->type == PL_TYPE_F16 ? 1 : 0);
+    if (!st) st = pocketllm_gguf_writer_set_u32(w, "general.file_type", p->m.type == PL_TYPE_F16 ? 1 : 0);
     if (!st) st = pocketllm_gguf_writer_set_bool(w, "clip.has_vision_encoder", 1);
     if (!st) st = pocketllm_gguf_writer_set_u32(w, "clip.vision.projection_dim", s->proj);
     if (!st) st = pocketllm_gguf_writer_set_u32(w, "clip.vision.image_size", grid * s->patch);
@@ -222,24 +212,32 @@ static uint64_t vtensor_elems(const vtensor *t) {
     return (uint64_t)t->ne[0] * (uint64_t)t->ne[1] * (uint64_t)t->ne[2] * (uint64_t)t->ne[3];
 }
 
-pocketllm_status pocketllm_synth_mmproj(const pocketllm_synth_mmproj_params *prm, const char *path) {
-    if (!prm || !path) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: no parameters or path");
-    vplan p;
-    pocketllm_status st = plan(prm, &p);
-    if (st) return st;
-    pocketllm_gguf_writer *w = NULL;
+/* Whisper's sinusoidal position entry (row t, column c of a table `ch`
+ * wide), as conversion/qwenvl.py's Qwen25AudioModel.generate_extra_tensors
+ * computes it in float32: inv = exp(-c * log(10000) / (ch/2 - 1)), then
+ * [sin(t * inv) | cos(t * inv)]. */
+static float sinusoid(uint64_t t, uint64_t c, uint64_t ch) {
+    const uint64_t half = ch / 2;
+    const float incr = (float)(log(10000.0) / (double)(half - 1));
+    const uint64_t k = c < half ? c : c - half;
+    const float inv = (float)exp((double)(-incr * (float)k));
+    const float x = (float)t * inv;
+    return c < half ? (float)sin((double)x) : (float)cos((double)x);
+}
+
+pocketllm_status pl_synth_mm_write(pocketllm_gguf_writer *w, const pl_mm_plan *p, const char *path,
+                                   const pocketllm_synth_mmproj_params *prm) {
     void *buf = NULL;
     uint64_t total = 0, done = 0;
-    for (size_t i = 0; i < p.n; i++) total += vtensor_elems(&p.t[i]) * pl_type_get(p.t[i].type)->bytes;
+    pocketllm_status st = POCKETLLM_OK;
+    for (size_t i = 0; i < p->n; i++) total += vtensor_elems(&p->t[i]) * pl_type_get(p->t[i].type)->bytes;
     enum { CHUNK = 1 << 20 }; /* elements per piece */
-    st = pocketllm_gguf_writer_new(&w);
-    if (!st) st = set_hparams(w, &p, prm->seed);
-    for (size_t i = 0; i < p.n && !st; i++)
-        st = pocketllm_gguf_writer_add_tensor(w, p.t[i].name, p.t[i].type, p.t[i].n_dims, p.t[i].ne, NULL);
+    for (size_t i = 0; i < p->n && !st; i++)
+        st = pocketllm_gguf_writer_add_tensor(w, p->t[i].name, p->t[i].type, p->t[i].n_dims, p->t[i].ne, NULL);
     if (!st && !(buf = malloc((size_t)CHUNK * 4))) st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     if (!st) st = pocketllm_gguf_writer_begin(w, path);
-    for (size_t i = 0; i < p.n && !st; i++) {
-        const vtensor *t = &p.t[i];
+    for (size_t i = 0; i < p->n && !st; i++) {
+        const vtensor *t = &p->t[i];
         pl_rng r;
         /* seed by (seed, name): independent of the order tensors are made in */
         pl_rng_seed(&r, prm->seed ^ pl_hash_bytes(t->name, strlen(t->name)));
@@ -248,10 +246,17 @@ pocketllm_status pocketllm_synth_mmproj(const pocketllm_synth_mmproj_params *prm
         for (uint64_t off = 0; off < count && !st; off += CHUNK) {
             uint64_t k = count - off < CHUNK ? count - off : CHUNK;
             for (uint64_t j = 0; j < k; j++) {
-                float v = (2.0f * pl_rng_uniform(&r) - 1.0f) * t->scale;
-                if (t->fill == FILL_NORM) v += 1.0f;
+                float v;
+                if (t->fill == FILL_SINUS) {
+                    uint64_t e = off + j, ch = (uint64_t)t->ne[0];
+                    v = sinusoid(e / ch, e % ch, ch);
+                } else {
+                    v = (2.0f * pl_rng_uniform(&r) - 1.0f) * t->scale;
+                    if (t->fill == FILL_NORM) v += 1.0f;
+                }
                 if (t->type == PL_TYPE_F32) ((float *)buf)[j] = v;
-                else ((uint16_t *)buf)[j] = pl_f32_to_f16(v);
+                else if (t->type == PL_TYPE_F16) ((uint16_t *)buf)[j] = pl_f32_to_f16(v);
+                else ((uint16_t *)buf)[j] = pl_f32_to_bf16(v);
             }
             st = pocketllm_gguf_writer_write_data(w, buf, (size_t)(k * esize));
             done += k * esize;
@@ -260,7 +265,20 @@ pocketllm_status pocketllm_synth_mmproj(const pocketllm_synth_mmproj_params *prm
     }
     if (!st) st = pocketllm_gguf_writer_finish(w);
     free(buf);
-    free(p.t);
+    return st;
+}
+
+pocketllm_status pocketllm_synth_mmproj(const pocketllm_synth_mmproj_params *prm, const char *path) {
+    if (!prm || !path) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: no parameters or path");
+    if (pl_synth_audio_shape(prm->shape)) return pl_synth_audio_mmproj(prm, path);
+    vplan p;
+    pocketllm_status st = plan(prm, &p);
+    if (st) return st;
+    pocketllm_gguf_writer *w = NULL;
+    st = pocketllm_gguf_writer_new(&w);
+    if (!st) st = set_hparams(w, &p, prm->seed);
+    if (!st) st = pl_synth_mm_write(w, &p.m, path, prm);
+    free(p.m.t);
     pocketllm_gguf_writer_free(w);
     return st;
 }

@@ -6,7 +6,17 @@
  * tokens under GPT-2's byte-to-character mapping, no merges, and the three
  * Qwen control tokens.  Either is padded with unused "[PAD<i>]" tokens up to
  * the shape's vocabulary size, as Hugging Face conversions pad Qwen.
+ *
+ * A Qwen3-ASR checkpoint (asr) also needs the tokens its prompt uses, at
+ * the ids Qwen3-ASR's tokenizer_config.json gives them: <|audio_start|>,
+ * <|audio_end|> and <|audio_pad|> (special: control tokens) and
+ * <asr_text> ("special": false, so llama.cpp's converter makes it a
+ * user-defined token).  They go into padding slots, also of a copied
+ * vocabulary (the bundle's qwen2 one has "[PAD<i>]" there).  And as
+ * Qwen3ASRTextModel.set_vocab does: BOS = EOS = <|im_end|> and the chatml
+ * template, unless --template gives another.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +25,33 @@
 #include "base/file.h"
 #include "synth/synth.h"
 
-enum { TOKEN_NORMAL = 1, TOKEN_CONTROL = 3, TOKEN_UNUSED = 5 };
+enum { TOKEN_NORMAL = 1, TOKEN_CONTROL = 3, TOKEN_USER_DEFINED = 4, TOKEN_UNUSED = 5 };
+
+typedef struct added_token {
+    uint32_t id;
+    const char *text;
+    int32_t type;
+} added_token;
+
+/* Qwen3-ASR's added tokens (its tokenizer_config.json added_tokens_decoder). */
+static const added_token asr_tokens[] = {
+    {151669, "<|audio_start|>", TOKEN_CONTROL},
+    {151670, "<|audio_end|>", TOKEN_CONTROL},
+    {151676, "<|audio_pad|>", TOKEN_CONTROL},
+    {151704, "<asr_text>", TOKEN_USER_DEFINED},
+};
+#define N_ASR (sizeof asr_tokens / sizeof asr_tokens[0])
+
+/* The chat template Qwen3ASRTextModel.set_vocab writes (plain chatml). */
+static const char asr_template[] =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+    "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+static const added_token *asr_token_at(bool asr, uint32_t id) {
+    for (size_t i = 0; asr && i < N_ASR; i++)
+        if (asr_tokens[i].id == id) return &asr_tokens[i];
+    return NULL;
+}
 
 /* GPT-2's printable stand-in for byte b, as UTF-8 (at most 2 bytes). */
 static void byte_char(unsigned b, char out[3]) {
@@ -62,7 +98,7 @@ pocketllm_status pl_synth_vocab_count(const char *vocab_path, uint32_t *n) {
     return POCKETLLM_OK;
 }
 
-static pocketllm_status builtin(pocketllm_gguf_writer *w, uint32_t n_vocab) {
+static pocketllm_status builtin(pocketllm_gguf_writer *w, uint32_t n_vocab, bool asr) {
     char **tokens = calloc(n_vocab, sizeof *tokens);
     int32_t *types = calloc(n_vocab, sizeof *types);
     pocketllm_status st = POCKETLLM_OK;
@@ -72,17 +108,20 @@ static pocketllm_status builtin(pocketllm_gguf_writer *w, uint32_t n_vocab) {
     }
     for (uint32_t i = 0; i < n_vocab && !st; i++) {
         char buf[32];
+        const added_token *a = asr_token_at(asr, i);
         if (i < 256) byte_char(i, buf), types[i] = TOKEN_NORMAL;
         else if (i < N_BUILTIN) snprintf(buf, sizeof buf, "%s", builtin_specials[i - 256]), types[i] = TOKEN_CONTROL;
+        else if (a) snprintf(buf, sizeof buf, "%s", a->text), types[i] = a->type;
         else snprintf(buf, sizeof buf, "[PAD%u]", i), types[i] = TOKEN_UNUSED;
         if (!(tokens[i] = strdup(buf))) st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the vocabulary");
     }
+    /* Qwen3-ASR: BOS = EOS = <|im_end|> (258 here) */
     if (!st) st = pocketllm_gguf_writer_set_str(w, "tokenizer.ggml.model", "gpt2");
     if (!st) st = pocketllm_gguf_writer_set_str(w, "tokenizer.ggml.pre", "qwen2");
     if (!st) st = pocketllm_gguf_writer_set_str_array(w, "tokenizer.ggml.tokens", (const char *const *)tokens, n_vocab);
     if (!st) st = pocketllm_gguf_writer_set_array(w, "tokenizer.ggml.token_type", POCKETLLM_GGUF_INT32, types, n_vocab);
     if (!st) st = pocketllm_gguf_writer_set_str_array(w, "tokenizer.ggml.merges", NULL, 0);
-    if (!st) st = pocketllm_gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 256);
+    if (!st) st = pocketllm_gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", asr ? 258 : 256);
     if (!st) st = pocketllm_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 258);
     if (!st) st = pocketllm_gguf_writer_set_u32(w, "tokenizer.ggml.padding_token_id", 256);
     if (!st) st = pocketllm_gguf_writer_set_bool(w, "tokenizer.ggml.add_bos_token", 0);
@@ -94,14 +133,41 @@ done:
     return st;
 }
 
+/* Qwen3-ASR's tokens must land on free slots of a copied vocabulary: a
+ * "[PAD<i>]" placeholder, past its end, or already the same token. */
+static pocketllm_status check_asr_slots(const char *path, const pocketllm_gguf_value *tok, uint32_t n_vocab) {
+    for (size_t i = 0; i < N_ASR; i++) {
+        const added_token *a = &asr_tokens[i];
+        if (a->id >= n_vocab)
+            return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: %s needs id %u, past the vocabulary of %u", a->text,
+                           a->id, n_vocab);
+        for (uint64_t j = 0; j < tok->n; j++) {
+            const char *t = tok->elems[j].str;
+            if (j == a->id && strcmp(t, a->text) && strncmp(t, "[PAD", 4))
+                return pl_fail(POCKETLLM_ERR_FORMAT, "%s: id %u is '%s', where Qwen3-ASR has %s", path, a->id, t,
+                               a->text);
+            if (j != a->id && !strcmp(t, a->text))
+                return pl_fail(POCKETLLM_ERR_FORMAT, "%s: has %s at id %llu, not at Qwen3-ASR's %u", path, a->text,
+                               (unsigned long long)j, a->id);
+        }
+    }
+    return POCKETLLM_OK;
+}
+
 /* Copy tokenizer.* from the file, padding the token list (and the
- * per-token arrays beside it) to n_vocab. */
-static pocketllm_status copied(pocketllm_gguf_writer *w, const char *path, uint32_t n_vocab) {
+ * per-token arrays beside it) to n_vocab; for asr, with Qwen3-ASR's tokens
+ * in their slots and BOS = EOS = <|im_end|>. */
+static pocketllm_status copied(pocketllm_gguf_writer *w, const char *path, uint32_t n_vocab, bool asr) {
     pl_gguf *g;
     pocketllm_status st = pocketllm_gguf_open(path, &g);
     if (st) return st;
     const pocketllm_gguf_value *tok = pl_gguf_get(g, "tokenizer.ggml.tokens");
     uint64_t have = tok ? tok->n : 0;
+    int64_t im_end = -1;
+    for (uint64_t j = 0; j < have; j++)
+        if (!strcmp(tok->elems[j].str, "<|im_end|>")) im_end = (int64_t)j;
+    if (asr && im_end < 0) st = pl_fail(POCKETLLM_ERR_FORMAT, "%s: no <|im_end|> token (Qwen3-ASR's BOS and EOS)", path);
+    if (asr && !st) st = check_asr_slots(path, tok, n_vocab);
     for (uint64_t i = 0; i < g->n_kv && !st; i++) {
         const char *k = g->kv[i].key;
         const pocketllm_gguf_value *v = &g->kv[i].value;
@@ -109,22 +175,26 @@ static pocketllm_status copied(pocketllm_gguf_writer *w, const char *path, uint3
         bool per_token = v->type == POCKETLLM_GGUF_ARRAY && v->n == have &&
                          (!strcmp(k, "tokenizer.ggml.tokens") || !strcmp(k, "tokenizer.ggml.token_type") ||
                           !strcmp(k, "tokenizer.ggml.scores"));
-        if (!per_token || have == n_vocab) {
+        if (!per_token || (have == n_vocab && !asr)) {
             st = pocketllm_gguf_writer_set_value(w, k, v);
             continue;
         }
-        /* padded copy of a per-token array */
+        /* padded copy of a per-token array, Qwen3-ASR's tokens placed */
         if (v->elem_type == POCKETLLM_GGUF_STRING) {
             char **s = calloc(n_vocab, sizeof *s);
-            if (!s) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+            if (!s) {
+                st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+                break;
+            }
             for (uint32_t j = 0; j < n_vocab && !st; j++) {
                 char buf[32];
+                const added_token *a = asr_token_at(asr, j);
                 snprintf(buf, sizeof buf, "[PAD%u]", j);
-                s[j] = j < have ? (char *)v->elems[j].str : strdup(buf);
+                s[j] = a ? strdup(a->text) : j < have ? strdup(v->elems[j].str) : strdup(buf);
                 if (!s[j]) st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
             }
             if (!st) st = pocketllm_gguf_writer_set_str_array(w, k, (const char *const *)s, n_vocab);
-            for (uint32_t j = (uint32_t)have; j < n_vocab; j++) free(s[j]);
+            for (uint32_t j = 0; j < n_vocab; j++) free(s[j]);
             free(s);
         } else {
             uint32_t es = pl_gguf_type_size(v->elem_type);
@@ -135,11 +205,13 @@ static pocketllm_status copied(pocketllm_gguf_writer *w, const char *path, uint3
                 break;
             }
             memcpy(a, v->raw, (size_t)have * es);
-            for (uint32_t j = (uint32_t)have; j < n_vocab; j++) {
-                if (!strcmp(k, "tokenizer.ggml.token_type")) {
-                    int32_t u = TOKEN_UNUSED;
+            bool types = !strcmp(k, "tokenizer.ggml.token_type");
+            for (uint32_t j = 0; j < n_vocab; j++) {
+                const added_token *t = asr_token_at(asr, j);
+                if (types && (t || j >= have)) {
+                    int32_t u = t ? t->type : TOKEN_UNUSED;
                     memcpy(a + (size_t)j * es, &u, es < 4 ? es : 4);
-                } else if (v->elem_type == POCKETLLM_GGUF_FLOAT32) {
+                } else if (j >= have && v->elem_type == POCKETLLM_GGUF_FLOAT32) {
                     float f = -1000.0f; /* never chosen by a score-driven tokenizer */
                     memcpy(a + (size_t)j * es, &f, 4);
                 }
@@ -148,14 +220,18 @@ static pocketllm_status copied(pocketllm_gguf_writer *w, const char *path, uint3
             free(a);
         }
     }
+    if (asr && !st) st = pocketllm_gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)im_end);
+    if (asr && !st) st = pocketllm_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)im_end);
     pocketllm_gguf_close(g);
     return st;
 }
 
 pocketllm_status pl_synth_vocab_write(pocketllm_gguf_writer *w, const char *vocab_path, const char *template_path,
-                                      uint32_t n_vocab) {
-    pocketllm_status st = vocab_path ? copied(w, vocab_path, n_vocab) : builtin(w, n_vocab);
-    if (st || !template_path) return st;
+                                      uint32_t n_vocab, bool asr) {
+    pocketllm_status st = vocab_path ? copied(w, vocab_path, n_vocab, asr) : builtin(w, n_vocab, asr);
+    if (st) return st;
+    /* the converter replaces a copied template with its chatml one */
+    if (!template_path) return asr ? pocketllm_gguf_writer_set_str(w, "tokenizer.chat_template", asr_template) : st;
     char *text;
     size_t len;
     if ((st = pl_read_file(template_path, 1u << 20, &text, &len))) return st;
