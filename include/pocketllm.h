@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 2
+#define POCKETLLM_ABI_MINOR 3
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -446,7 +446,10 @@ POCKETLLM_API pocketllm_mmproj_params pocketllm_mmproj_default_params(void);
 /* Open the tower at `path` for `model` (which must stay open while the
  * tower is).  Fails with a message for a file that is not a Qwen3-VL
  * tower, one whose output width or DeepStack count does not match the text
- * model, or token limits the preprocessing cannot use. */
+ * model, or token limits the preprocessing cannot use.  (ABI 2.3) The file
+ * may hold a vision tower, an audio tower (Qwen3-ASR's qwen3a: audio in
+ * the prompt, pocketllm_transcribe) or both, as its clip.has_vision_encoder
+ * / clip.has_audio_encoder say; each is opened and checked. */
 POCKETLLM_API pocketllm_status pocketllm_mmproj_open(pocketllm_model *model, const char *path,
                                                      const pocketllm_mmproj_params *params, pocketllm_mmproj **out);
 POCKETLLM_API void pocketllm_mmproj_close(pocketllm_mmproj *mm);
@@ -462,6 +465,14 @@ typedef struct pocketllm_mmproj_info {
     uint32_t n_embd_text;       /* width of an output token: the text model's n_embd */
     uint32_t n_deepstack;       /* DeepStack feature sets per token */
     uint32_t image_min_tokens, image_max_tokens;
+    /* (ABI 2.3) which towers the file holds; the vision fields above are 0
+     * without a vision tower (projector then names the audio projector) */
+    uint32_t has_vision, has_audio;
+    char audio_projector[32];   /* clip.audio.projector_type, e.g. "qwen3a"; "" without audio */
+    uint32_t audio_n_embd;      /* the audio encoder's width */
+    uint32_t audio_n_layer, audio_n_head, audio_n_ff;
+    uint32_t audio_n_mel;       /* mel bins of the front end (128) */
+    uint32_t audio_n_embd_text; /* width of an audio output token: the text model's n_embd */
 } pocketllm_mmproj_info;
 
 POCKETLLM_API pocketllm_status pocketllm_mmproj_get_info(const pocketllm_mmproj *mm, pocketllm_mmproj_info *out);
@@ -531,6 +542,102 @@ POCKETLLM_API pocketllm_status pocketllm_session_eval_media_seq(pocketllm_sessio
                                                                 int add_special, int parse_special);
 
 /* ------------------------------------------------------------------ */
+/* Audio in  (ABI 2.3)                                                 */
+/* ------------------------------------------------------------------ */
+
+/* A decoded recording: mono float samples at 16 kHz (Qwen3-ASR's rate).
+ * WAV, FLAC, MP3, Ogg/Vorbis, Opus and the other formats libsndfile reads
+ * are told apart by their bytes; the channels are mixed (their mean) and
+ * the rate converted (libsoxr, high quality); 16 kHz mono comes through
+ * unchanged.  Data that is not audio, corrupt or truncated (a WAV data
+ * chunk shorter than its header says), without frames, with a rate of 0
+ * or over 768 kHz, 0 or over 64 channels, a sample that is NaN, Inf or
+ * beyond +-65536, or longer than 3 hours fails
+ * with a one-line message.  A build without the decoders
+ * (PL_AUDIO_DECODE=OFF: the static ARM64 CLI) fails load/decode saying so,
+ * and from_pcm then takes 16 kHz input only. */
+typedef struct pocketllm_audio pocketllm_audio;
+
+POCKETLLM_API pocketllm_status pocketllm_audio_load(const char *path, pocketllm_audio **out);
+POCKETLLM_API pocketllm_status pocketllm_audio_decode(const void *data, size_t len, pocketllm_audio **out);
+/* A recording from `frames` frames of `channels` interleaved float samples
+ * at sample_rate Hz (mixed and resampled as above; copied). */
+POCKETLLM_API pocketllm_status pocketllm_audio_from_pcm(const float *pcm, size_t frames, uint32_t channels,
+                                                        uint32_t sample_rate, pocketllm_audio **out);
+POCKETLLM_API void pocketllm_audio_free(pocketllm_audio *a);
+/* Its length in 16 kHz samples, and in seconds. */
+POCKETLLM_API size_t pocketllm_audio_n_samples(const pocketllm_audio *a);
+POCKETLLM_API double pocketllm_audio_seconds(const pocketllm_audio *a);
+
+/* ------------------------------------------------------------------ */
+/* Media lists and transcription: audio in the prompt  (ABI 2.3)       */
+/* ------------------------------------------------------------------ */
+
+/* One media item of a prompt: exactly one of image and audio set.  A
+ * prompt's i-th media marker takes media[i].  An audio clip goes in as
+ * libmtmd composes it for Qwen3-ASR (projector qwen3a): "<|audio_start|>",
+ * the tokens of each mel window of the clip (30 s windows), "<|audio_end|>";
+ * audio tokens take 1-D positions (all four M-RoPE axes p0 + i). */
+typedef struct pocketllm_media {
+    const pocketllm_image *image;
+    const pocketllm_audio *audio;
+} pocketllm_media;
+
+/* pocketllm_session_eval_media_seq for a list of images and audio clips:
+ * the same composition, checks and failure rule (the sequence is back where
+ * it was when a step fails).  The tower each item needs must be in mm. */
+POCKETLLM_API pocketllm_status pocketllm_session_eval_media_list(pocketllm_session *s, uint32_t seq,
+                                                                 pocketllm_mmproj *mm, const char *text, size_t len,
+                                                                 const pocketllm_media *media, size_t n_media,
+                                                                 int add_special, int parse_special);
+/* pocketllm_media_prompt_tokens for a list of images and audio clips (each
+ * media token as -1 in ids), without running a tower. */
+POCKETLLM_API pocketllm_status pocketllm_media_list_tokens(const pocketllm_model *model, const pocketllm_mmproj *mm,
+                                                           const char *text, size_t len, const pocketllm_media *media,
+                                                           size_t n_media, int add_special, int parse_special,
+                                                           int32_t *ids, size_t cap, uint32_t *n_tokens);
+/* The tokens an audio clip takes with this mmproj's audio tower (the
+ * delimiters not counted), without running the tower. */
+POCKETLLM_API pocketllm_status pocketllm_mmproj_audio_tokens(const pocketllm_mmproj *mm, const pocketllm_audio *a,
+                                                             uint32_t *n_tokens);
+
+/* Speech to text with a Qwen3-ASR pair (text model + qwen3a mmproj). */
+typedef struct pocketllm_transcribe_params {
+    const char *language;      /* NULL: the model says which */
+    const char *context;       /* text that biases the transcript (OpenAI's `prompt`), or NULL */
+    float temperature;         /* 0: greedy */
+    uint64_t seed;
+    double max_piece_seconds;  /* pieces of a long recording, 0: 30 */
+    void (*progress)(void *user, double done_seconds, double total_seconds);
+    void *user;
+} pocketllm_transcribe_params;
+
+typedef struct pocketllm_transcript_segment {
+    double start, end;         /* seconds into the recording */
+    char *text;
+} pocketllm_transcript_segment;
+
+typedef struct pocketllm_transcript {
+    char *text;                /* the pieces' transcripts joined, no prefix, no special tokens */
+    char language[32];         /* as the model wrote it ("English"), or the forced one */
+    size_t n_segments;         /* one per piece */
+    pocketllm_transcript_segment *segments;
+    uint32_t n_cut;            /* pieces whose generation hit the token bound (a repetition loop) */
+    uint32_t n_tokens;         /* tokens generated */
+} pocketllm_transcript;
+
+POCKETLLM_API pocketllm_transcribe_params pocketllm_transcribe_default_params(void);
+/* One call from a recording to a transcript, on sequence seq of s (emptied
+ * first and after).  A recording longer than max_piece_seconds is cut at
+ * quiet points into pieces, each transcribed on its own; over 20 minutes
+ * (Qwen3-ASR's limit) is refused.  *out is freed with
+ * pocketllm_transcript_free. */
+POCKETLLM_API pocketllm_status pocketllm_transcribe(pocketllm_session *s, uint32_t seq, pocketllm_mmproj *mm,
+                                                    const pocketllm_audio *audio, const pocketllm_transcribe_params *p,
+                                                    pocketllm_transcript **out);
+POCKETLLM_API void pocketllm_transcript_free(pocketllm_transcript *t);
+
+/* ------------------------------------------------------------------ */
 /* Synthetic checkpoints: random weights at a real model shape         */
 /* ------------------------------------------------------------------ */
 
@@ -570,9 +677,11 @@ POCKETLLM_API pocketllm_status pocketllm_synth(const pocketllm_synth_params *p, 
  * equal).  Deterministic like pocketllm_synth; zero-initialise and set
  * shape.  (ABI 2.1) */
 typedef struct pocketllm_synth_mmproj_params {
-    const char *shape;  /* "qwen3vl-2b" */
-    uint32_t type;      /* weight matrices: f32 (0) or f16 (1); norms, biases, position table stay f32 */
-    uint32_t n_layer;   /* vision blocks, 0 = the shape's; DeepStack taps past the last are dropped */
+    const char *shape;  /* "qwen3vl-2b"; or "qwen3asr-0.6b" / "qwen3asr-1.7b": Qwen3-ASR's audio tower
+                           (projector qwen3a) */
+    uint32_t type;      /* weight matrices: f32 (0) or f16 (1), audio also bf16 (30); norms, biases, position
+                           table stay f32, the audio conv kernels and conv_out f16 (as the converter) */
+    uint32_t n_layer;   /* vision / audio blocks, 0 = the shape's; DeepStack taps past the last are dropped */
     uint64_t seed;
     void (*progress)(void *user, uint64_t done, uint64_t total); /* may be NULL */
     void *progress_user;
@@ -1103,6 +1212,24 @@ typedef struct pocketllm_bench_image {
 POCKETLLM_API pocketllm_status pocketllm_bench_image_encode(pocketllm_model *model, const char *mmproj,
                                                             const char *image_path, uint32_t width, uint32_t height,
                                                             uint32_t max_tokens, int reps, pocketllm_bench_image *runs);
+
+/* An audio file through an audio tower, timed (`pocketllm bench --mmproj
+ * --audio`): the tower at `mmproj` is opened for `model`; after one untimed
+ * run, each of reps runs decodes audio_path (mono, resampled to 16 kHz),
+ * makes its log-mel windows and encodes every window, and runs[r] gets that
+ * run's three times -- the counterparts of libmtmd's
+ * mtmd_helper_bitmap_init_from_file, mtmd_tokenize and mtmd_encode_chunk on
+ * every audio chunk.  (ABI 2.3) */
+typedef struct pocketllm_bench_audio {
+    double seconds;                      /* the recording's length */
+    uint32_t windows;                    /* mel windows (one tower encode each) */
+    uint32_t n_tokens;                   /* the windows' tokens out */
+    double decode_ms, mel_ms, encode_ms; /* this run's decode + resample, mel, tower time */
+} pocketllm_bench_audio;
+
+POCKETLLM_API pocketllm_status pocketllm_bench_audio_encode(pocketllm_model *model, const char *mmproj,
+                                                            const char *audio_path, int reps,
+                                                            pocketllm_bench_audio *runs);
 
 #ifdef __cplusplus
 }

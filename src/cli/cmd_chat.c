@@ -11,6 +11,7 @@
  * marker per image in front of its text (as the server joins an image part
  * before a text part), and a turn that adds an image evaluates the whole
  * conversation again through the composition (runtime/media_prompt.h);
+ * /audio PATH attaches an audio clip the same way (a Qwen3-ASR mmproj);
  * a turn that adds only text evaluates only the new text.
  */
 #include <cjson/cJSON.h>
@@ -47,10 +48,11 @@ const char cmd_chat_usage[] =
     "Keys: Enter sends the line (a line ending in '\\' continues on the next one); Ctrl-C during a\n"
     "reply stops it (what was said stays in the history); Ctrl-C or Ctrl-D at the prompt leaves.\n"
     "Commands: /image PATH attaches an image (JPEG, PNG or WebP) to the next message (several\n"
-    "may be attached; needs --mmproj), /reset forgets the conversation, /help lists the commands,\n"
-    "/exit leaves.\n\n"
+    "may be attached; needs --mmproj), /audio PATH an audio clip (with a Qwen3-ASR mmproj),\n"
+    "/reset forgets the conversation, /help lists the commands, /exit leaves.\n\n"
     "  --model M, -m M        the GGUF checkpoint (it needs a chat template, or --template)\n"
-    "  --mmproj FILE          the model's vision tower (a Qwen3-VL mmproj GGUF): enables /image\n"
+    "  --mmproj FILE          the model's vision tower (a Qwen3-VL mmproj GGUF): enables /image;\n"
+    "                         a Qwen3-ASR mmproj (audio tower) enables /audio\n"
     "  --image-min-tokens N, --image-max-tokens N   an image's token budget, as llama.cpp's\n"
     "                         (default 8 and 4096)\n"
     "  --system TEXT          a system message at the start of the conversation\n"
@@ -206,7 +208,9 @@ typedef struct chat {
     cJSON *history;
     int32_t *held;          /* the ids the session holds, in order (an image's rows: -1) */
     size_t n_held, cap_held;
-    pocketllm_image *images[CHAT_MAX_IMAGES]; /* the conversation's, in marker order */
+    pocketllm_image *images[CHAT_MAX_IMAGES]; /* the conversation's media, in marker order: */
+    pocketllm_audio *audios[CHAT_MAX_IMAGES]; /* each slot an image or (/audio) a clip */
+    pocketllm_media media[CHAT_MAX_IMAGES];
     size_t n_images;
     size_t n_pending;       /* the last of them, attached to the next message */
     bool tty, in_reasoning;
@@ -249,8 +253,8 @@ static int32_t *render(chat *c, size_t *n, char **prompt_text, bool *add_special
     } else if (c->n_images) {
         /* the composition's rows, each image token as -1 */
         uint32_t rows = 0;
-        st = pocketllm_media_prompt_tokens(c->m.model, c->m.mm, text, len, (const pocketllm_image *const *)c->images,
-                                           c->n_images, !has_bos, 1, ids, cap, &rows);
+        st = pocketllm_media_list_tokens(c->m.model, c->m.mm, text, len, c->media, c->n_images, !has_bos, 1, ids, cap,
+                                         &rows);
         need = rows;
     } else {
         st = pocketllm_tokenize(c->m.model, text, len, !has_bos, 1, ids, cap, &need);
@@ -325,8 +329,8 @@ static pocketllm_status sync_media(chat *c, const int32_t *ids, size_t n, const 
     pocketllm_status st = pocketllm_session_seq_truncate(c->s, 0, 0);
     c->n_held = 0;
     if (!st)
-        st = pocketllm_session_eval_media(c->s, c->m.mm, text, strlen(text), (const pocketllm_image *const *)c->images,
-                                          c->n_images, add_special, 1);
+        st = pocketllm_session_eval_media_list(c->s, 0, c->m.mm, text, strlen(text), c->media, c->n_images, add_special,
+                                               1);
     if (st) return st;
     memcpy(c->held, ids, n * sizeof *ids);
     c->n_held = n;
@@ -510,7 +514,14 @@ static char *read_input(bool tty) {
 }
 
 static void drop_images(chat *c, size_t keep) {
-    while (c->n_images > keep) pocketllm_image_free(c->images[--c->n_images]);
+    while (c->n_images > keep) {
+        --c->n_images;
+        pocketllm_image_free(c->images[c->n_images]);
+        pocketllm_audio_free(c->audios[c->n_images]);
+        c->images[c->n_images] = NULL;
+        c->audios[c->n_images] = NULL;
+        c->media[c->n_images] = (pocketllm_media){NULL, NULL};
+    }
     if (c->n_pending > c->n_images) c->n_pending = c->n_images;
 }
 
@@ -541,10 +552,51 @@ static bool attach_image(chat *c, const char *path) {
         pocketllm_image_free(img);
         return false;
     }
-    c->images[c->n_images++] = img;
+    c->images[c->n_images] = img;
+    c->media[c->n_images++].image = img;
     c->n_pending++;
     printf("(image %zu attached: %ux%u, %u tokens; it goes with your next message)\n", c->n_pending,
            pocketllm_image_width(img), pocketllm_image_height(img), tokens);
+    fflush(stdout);
+    return true;
+}
+
+/* /audio PATH: one more audio clip for the next message (an mmproj with an
+ * audio tower, Qwen3-ASR's); false (with a line on stderr) when it cannot be. */
+static bool attach_audio(chat *c, const char *path) {
+    while (*path == ' ' || *path == '\t') path++;
+    pocketllm_mmproj_info info;
+    if (!c->m.mm || pocketllm_mmproj_get_info(c->m.mm, &info) || !info.has_audio) {
+        fprintf(stderr, "pocketllm chat: /audio needs an audio tower: start chat with --mmproj FILE of a Qwen3-ASR model\n");
+        return false;
+    }
+    if (!*path) {
+        fprintf(stderr, "pocketllm chat: /audio wants a file: /audio PATH\n");
+        return false;
+    }
+    if (c->n_images == CHAT_MAX_IMAGES) {
+        fprintf(stderr, "pocketllm chat: a conversation holds at most %d media items; /reset starts over\n",
+                CHAT_MAX_IMAGES);
+        return false;
+    }
+    pocketllm_audio *a = NULL;
+    if (pocketllm_audio_load(path, &a)) {
+        const char *e = pocketllm_last_error();
+        /* (the decoder's messages name the file already) */
+        fprintf(stderr, "pocketllm chat: %s%s%s\n", strstr(e, path) ? "" : path, strstr(e, path) ? "" : ": ", e);
+        return false;
+    }
+    uint32_t tokens = 0;
+    if (pocketllm_mmproj_audio_tokens(c->m.mm, a, &tokens)) {
+        fprintf(stderr, "pocketllm chat: %s: %s\n", path, pocketllm_last_error());
+        pocketllm_audio_free(a);
+        return false;
+    }
+    c->audios[c->n_images] = a;
+    c->media[c->n_images++].audio = a;
+    c->n_pending++;
+    printf("(audio %zu attached: %.1f s, %u tokens; it goes with your next message)\n", c->n_pending,
+           pocketllm_audio_seconds(a), tokens);
     fflush(stdout);
     return true;
 }
@@ -639,9 +691,16 @@ int cmd_chat(int argc, char **argv) {
         if (!strcmp(line, "/help")) {
             free(line);
             fputs("/image PATH  attach an image (JPEG, PNG or WebP) to the next message (needs --mmproj)\n"
+                  "/audio PATH  attach an audio clip (WAV, FLAC, MP3, Ogg) to the next message (needs a\n"
+                  "             Qwen3-ASR --mmproj)\n"
                   "/reset       forget the conversation (and its images)\n"
                   "/exit        leave (Ctrl-D at the prompt too)\n"
                   "a line ending in '\\' continues on the next one; Ctrl-C stops a reply\n", stdout);
+            continue;
+        }
+        if (!strncmp(line, "/audio", 6) && (line[6] == ' ' || line[6] == '\t' || !line[6])) {
+            attach_audio(&c, line + 6);
+            free(line);
             continue;
         }
         if (!strncmp(line, "/image", 6) && (line[6] == ' ' || line[6] == '\t' || !line[6])) {

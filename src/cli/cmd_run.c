@@ -4,8 +4,10 @@
  * then sample token by token, streaming the text, until an end-of-generation
  * token, -n tokens, or the end of the context.  With --image (and the
  * vision tower, --mmproj), the prompt and its images are composed and
- * evaluated by pocketllm_session_eval_media, as llama.cpp's mtmd-cli does:
- * a prompt without media markers gets one per image in front of it.
+ * evaluated by pocketllm_session_eval_media_list, as llama.cpp's mtmd-cli
+ * does: a prompt without media markers gets one per image in front of it.
+ * --audio FILE (with a Qwen3-ASR mmproj) is a media item the same way;
+ * images and clips go to the markers in the order given.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +27,9 @@ typedef struct run_opts {
     pocketllm_sampler_params sp;
     bool seed_given, print_ids, timings;
     const char *mmproj;
-    const char *images[MAX_IMAGES];
-    int n_images;
+    const char *images[MAX_IMAGES]; /* --image and --audio files, in the order given */
+    bool is_audio[MAX_IMAGES];
+    int n_images, n_audio;
     int64_t image_min_tokens, image_max_tokens;
 } run_opts;
 
@@ -87,8 +90,14 @@ static int parse(int argc, char **argv, run_opts *o) {
             o->mmproj = v;
         } else if (cli_opt(argc, argv, &i, "--image", &v, &err)) {
             if (err) break;
-            if (o->n_images == MAX_IMAGES) return cli_usage("run", "at most %d --image options", MAX_IMAGES);
+            if (o->n_images == MAX_IMAGES) return cli_usage("run", "at most %d --image/--audio options", MAX_IMAGES);
             o->images[o->n_images++] = v;
+        } else if (cli_opt(argc, argv, &i, "--audio", &v, &err)) {
+            if (err) break;
+            if (o->n_images == MAX_IMAGES) return cli_usage("run", "at most %d --image/--audio options", MAX_IMAGES);
+            o->is_audio[o->n_images] = true;
+            o->images[o->n_images++] = v;
+            o->n_audio++;
         } else if (cli_opt(argc, argv, &i, "--image-min-tokens", &v, &err)) {
             if (err) break;
             if (!cli_parse_i64(v, 1, 1 << 20, &n)) return cli_usage("run", "--image-min-tokens wants a count 1..1048576, not '%s'", v);
@@ -106,7 +115,9 @@ static int parse(int argc, char **argv, run_opts *o) {
         }
     }
     if (err) return cli_usage("run", "an option %s", err);
+    if (o->n_audio && !o->mmproj) return cli_usage("run", "--audio needs the audio tower: --mmproj FILE");
     if (o->n_images && !o->mmproj) return cli_usage("run", "--image needs the vision tower: --mmproj FILE");
+    if (o->n_audio && !o->common.prompt) return cli_usage("run", "--audio needs --prompt (not --ids)");
     if (o->n_images && !o->common.prompt) return cli_usage("run", "--image needs --prompt (not --ids)");
     return run_common_check(&o->common, "run");
 }
@@ -117,13 +128,18 @@ static int parse(int argc, char **argv, run_opts *o) {
 typedef struct media_run {
     pocketllm_mmproj *mm;
     pocketllm_image *img[MAX_IMAGES];
+    pocketllm_audio *aud[MAX_IMAGES];
+    pocketllm_media media[MAX_IMAGES];
     char *text;
     int32_t *ids;
     uint32_t n_ids;
 } media_run;
 
 static void media_free(media_run *mr) {
-    for (int i = 0; i < MAX_IMAGES; i++) pocketllm_image_free(mr->img[i]);
+    for (int i = 0; i < MAX_IMAGES; i++) {
+        pocketllm_image_free(mr->img[i]);
+        pocketllm_audio_free(mr->aud[i]);
+    }
     pocketllm_mmproj_close(mr->mm);
     free(mr->text);
     free(mr->ids);
@@ -135,8 +151,16 @@ static int media_eval(const run_opts *o, run_state *rs, media_run *mr) {
     mp.image_max_tokens = (uint32_t)o->image_max_tokens;
     pocketllm_status st = pocketllm_mmproj_open(rs->model, o->mmproj, &mp, &mr->mm);
     if (st) return cli_lib_error("run", st);
-    for (int i = 0; i < o->n_images; i++)
-        if ((st = pocketllm_image_load(o->images[i], &mr->img[i]))) return cli_lib_error("run", st);
+    for (int i = 0; i < o->n_images; i++) {
+        if (o->is_audio[i] ? (st = pocketllm_audio_load(o->images[i], &mr->aud[i]))
+                           : (st = pocketllm_image_load(o->images[i], &mr->img[i]))) {
+            const char *e = pocketllm_last_error();
+            /* (the decoders' messages may name the file already) */
+            return strstr(e, o->images[i]) ? cli_error("run", "%s", e) : cli_error("run", "%s: %s", o->images[i], e);
+        }
+        mr->media[i].image = mr->img[i];
+        mr->media[i].audio = mr->aud[i];
+    }
     const char *marker = pocketllm_media_marker();
     const bool has_marker = strstr(o->common.prompt, marker) != NULL;
     const size_t ml = strlen(marker), pl = strlen(o->common.prompt);
@@ -146,18 +170,17 @@ static int media_eval(const run_opts *o, run_state *rs, media_run *mr) {
     for (int i = 0; !has_marker && i < o->n_images; i++, at += ml) memcpy(mr->text + at, marker, ml);
     memcpy(mr->text + at, o->common.prompt, pl + 1);
     const size_t len = at + pl;
-    const pocketllm_image *const *imgs = (const pocketllm_image *const *)mr->img;
+    const pocketllm_media *ml_ = mr->media;
+    const size_t nm = (size_t)o->n_images;
     size_t cap = 0;
-    st = pocketllm_media_prompt_tokens(rs->model, mr->mm, mr->text, len, imgs, (size_t)o->n_images, 1, 1, NULL, 0,
-                                       &mr->n_ids);
+    st = pocketllm_media_list_tokens(rs->model, mr->mm, mr->text, len, ml_, nm, 1, 1, NULL, 0, &mr->n_ids);
     if (!st) {
         cap = mr->n_ids;
         mr->ids = malloc((cap ? cap : 1) * sizeof *mr->ids);
-        st = mr->ids ? pocketllm_media_prompt_tokens(rs->model, mr->mm, mr->text, len, imgs, (size_t)o->n_images, 1, 1,
-                                                     mr->ids, cap, &mr->n_ids)
+        st = mr->ids ? pocketllm_media_list_tokens(rs->model, mr->mm, mr->text, len, ml_, nm, 1, 1, mr->ids, cap, &mr->n_ids)
                      : POCKETLLM_ERR_NO_MEMORY;
     }
-    if (!st) st = pocketllm_session_eval_media(rs->session, mr->mm, mr->text, len, imgs, (size_t)o->n_images, 1, 1);
+    if (!st) st = pocketllm_session_eval_media_list(rs->session, 0, mr->mm, mr->text, len, ml_, nm, 1, 1);
     return st ? cli_lib_error("run", st) : 0;
 }
 

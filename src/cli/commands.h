@@ -38,6 +38,11 @@ extern const char cmd_fit_usage[];
 #define CMD_IMATRIX_USAGE cmd_imatrix_usage
 #define CMD_FIT_USAGE cmd_fit_usage
 
+/* transcribe keeps its --help text in its file */
+int cmd_transcribe(int argc, char **argv);
+extern const char cmd_transcribe_usage[];
+#define CMD_TRANSCRIBE_USAGE cmd_transcribe_usage
+
 /* bench keeps its --help text in its file */
 int cmd_bench(int argc, char **argv);
 extern const char cmd_bench_usage[];
@@ -106,7 +111,8 @@ extern const char cmd_bench_usage[];
     "usage: pocketllm run --model M (--prompt T | --ids \"1 2 3\") [-n N] [--temperature F] [--top-k K]\n" \
     "                     [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--print-ids]\n"            \
     "                     [--mmproj P --image F [--image F2 ...] [--image-min-tokens N]\n"              \
-    "                     [--image-max-tokens N]] [--device D] [--device-memory S]\n\n"                  \
+    "                     [--image-max-tokens N]] [--mmproj P --audio F ...]\n"                          \
+    "                     [--device D] [--device-memory S]\n\n"                                         \
     "Generate text: the prompt is tokenized as llama.cpp's llama_tokenize(add_special=true,\n"            \
     "parse_special=true) does, evaluated in one batched prefill, then tokens are sampled one at a\n"     \
     "time and their text streamed to stdout, until an end-of-generation token, N tokens, or a full\n"   \
@@ -115,13 +121,17 @@ extern const char cmd_bench_usage[];
     "goes; a prompt without one gets one per image in front of it (as llama.cpp's mtmd-cli).\n"       \
     "The prompt is composed and evaluated as llama.cpp's libmtmd does it: the text between\n"         \
     "markers tokenized piece by piece, each image as <|vision_start|>, its tokens from the\n"          \
-    "vision tower, <|vision_end|>.  A marker count that differs from the images is an error.\n\n"      \
+    "vision tower, <|vision_end|>.  A marker count that differs from the images is an error.\n"        \
+    "With audio (a Qwen3-ASR model, --audio with its mmproj) the same: each clip goes to a\n"          \
+    "marker, as <|audio_start|>, its tokens from the audio tower, <|audio_end|>; images and\n"        \
+    "clips take the markers in the order given on the command line.\n\n"                              \
     "  --model M, -m M        the GGUF checkpoint (llama, qwen2, qwen3, qwen3vl; see 'pocketllm\n"      \
     "                         architectures')\n"                                                          \
     "  --prompt T, -p T       the prompt text\n"                                                          \
     "  --ids \"1 2 3\"          the prompt as token ids instead of text\n"                                \
-    "  --mmproj P             the vision tower (an mmproj GGUF) for --image\n"                            \
+    "  --mmproj P             the vision and/or audio tower (an mmproj GGUF) for --image/--audio\n"      \
     "  --image F              an image (JPEG, PNG or WebP); repeat for more, in prompt order\n"         \
+    "  --audio F              an audio clip (WAV, FLAC, MP3, Ogg...; made mono 16 kHz); repeatable\n"  \
     "  --image-min-tokens N   an image's token budget, as llama.cpp's options (defaults 8 and\n"       \
     "  --image-max-tokens N   4096): smaller images are scaled up, larger ones down\n"               \
     "  -n N                   tokens to generate at most (default 128)\n"                                 \
@@ -162,11 +172,15 @@ extern const char cmd_bench_usage[];
     "usage: pocketllm synth [--arch qwen3|qwen3vl|llama] --shape NAME [--type f32|f16|bf16] [--untied]\n"        \
     "                       [--seed N] [--vocab FILE.gguf] [--template FILE] [--quiet] OUT.gguf\n"       \
     "       pocketllm synth --shape qwen3vl-2b [--mmproj MMPROJ.gguf [--vision-layers N]] [OUT.gguf]\n"  \
+    "       pocketllm synth --shape qwen3asr-0.6b|qwen3asr-1.7b [--mmproj MMPROJ.gguf [--audio-layers N]]\n" \
+    "                       [OUT.gguf]\n"                                                               \
     "       pocketllm synth ... --n-embd N --n-layer N --n-head N --n-head-kv N --head-dim N --n-ff N OUT\n\n" \
     "Write a checkpoint with random weights at a model shape: to size and benchmark a shape before\n"   \
     "downloading it, and to test the engine at real shapes.  Same arguments, same bytes.\n\n"           \
     "Shapes: tiny, small (ours, for tests), qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b (the real\n"     \
-    "Qwen3 hyperparameters, vocabulary 151936), qwen3vl-2b (Qwen3-VL-2B's text model, arch qwen3vl).\n"  \
+    "Qwen3 hyperparameters, vocabulary 151936), qwen3vl-2b (Qwen3-VL-2B's text model, arch qwen3vl),\n"  \
+    "qwen3asr-0.6b, qwen3asr-1.7b (Qwen3-ASR's text models: the Qwen3-0.6B/1.7B widths as arch qwen3vl\n" \
+    "without DeepStack, its audio tokens in the vocabulary, BOS = EOS = <|im_end|>, chatml template).\n" \
     "Explicit dimensions override a named shape's\n"                                                      \
     "(e.g. --shape qwen3-8b --n-layer 2 keeps the 8B widths at two layers).\n\n"                          \
     "  --arch A        qwen3 (per-head QK norm), qwen3vl (qwen3 with M-RoPE sections and DeepStack)\n"   \
@@ -175,12 +189,16 @@ extern const char cmd_bench_usage[];
     "  --untied        write a separate output.weight (default: tied to token_embd)\n"                    \
     "  --seed N        generator seed (default 0)\n"                                                      \
     "  --vocab FILE    copy the tokenizer from this GGUF (e.g. a ggml-vocab-qwen2.gguf); default: a\n"    \
-    "                  built-in byte-level vocabulary (256 bytes + 3 Qwen control tokens)\n"             \
+    "                  built-in byte-level vocabulary (256 bytes + 3 Qwen control tokens; qwen3asr-*\n"  \
+    "                  add Qwen3-ASR's audio and <asr_text> tokens at their ids, also to a copy)\n"     \
     "  --template FILE embed this chat template as tokenizer.chat_template\n"                              \
-    "  --mmproj FILE   also (or only) write the shape's vision tower (qwen3vl-2b) as an mmproj GGUF,\n"  \
-    "                  laid out as llama.cpp's converter writes it (libmtmd loads it)\n"              \
+    "  --mmproj FILE   also (or only) write the shape's vision tower (qwen3vl-2b) or audio tower\n"    \
+    "                  (qwen3asr-*) as an mmproj GGUF, laid out as llama.cpp's converter writes it\n"   \
+    "                  (libmtmd loads it); --type sets its matrices (vision: f32 or f16; audio: f32,\n"   \
+    "                  f16 or bf16, the conv kernels and conv_out always f16 as the converter has them)\n" \
     "  --vision-layers N  vision blocks of --mmproj (default: all 24); DeepStack taps past the last\n"   \
     "                  are dropped\n"                                                                     \
+    "  --audio-layers N   audio encoder blocks of --mmproj (default: all: 18 for 0.6b, 24 for 1.7b)\n"   \
     "  --quiet         no progress on stderr\n"
 
 #define CMD_QUANTIZE_USAGE                                                                                \

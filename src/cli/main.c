@@ -34,6 +34,8 @@ const cli_command cli_commands[] = {
     {"serve", "serve the model over HTTP with OpenAI's API (chat, completions, streaming, batching)",
      CMD_SERVE_USAGE, cmd_serve},
     {"chat", "chat with the model in the terminal, with its chat template and streaming", CMD_CHAT_USAGE, cmd_chat},
+    {"transcribe", "transcribe a recording with a Qwen3-ASR model (speech to text)", CMD_TRANSCRIBE_USAGE,
+     cmd_transcribe},
     {"bench", "measure prompt and generation speed as llama-bench does, with the memory-bandwidth bound",
      CMD_BENCH_USAGE, cmd_bench},
     {"help", "show this list, or the help of one command", CMD_HELP_USAGE, cmd_help},

@@ -1,11 +1,17 @@
 /*
- * media_api.c -- the public handles for images in (pocketllm_mmproj,
- * pocketllm_image) over vision/vision.h and vision/image_decode.h, and
- * pocketllm_session_eval_media over the composition in media_prompt.c.
+ * media_api.c -- the public handles for media in (pocketllm_mmproj with its
+ * vision and/or audio tower, pocketllm_image) over vision/vision.h,
+ * audio/audio_tower.h and vision/image_decode.h, and
+ * pocketllm_session_eval_media[_list] over the composition in
+ * media_prompt.c.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio/audio_api_internal.h"
+#include "audio/audio_tower.h"
 #include "base/error.h"
 #include "model/model.h"
 #include "runtime/media_prompt.h"
@@ -13,7 +19,8 @@
 #include "vision/image_decode.h"
 
 struct pocketllm_mmproj {
-    pl_vision *v;
+    pl_vision *v;       /* NULL: the file has no vision tower */
+    pl_audio_tower *a;  /* NULL: the file has no audio tower */
     const pocketllm_model *model;
     uint32_t min_tokens, max_tokens;
 };
@@ -21,6 +28,24 @@ struct pocketllm_mmproj {
 struct pocketllm_image {
     pl_image_rgb8 img;
 };
+
+/* Which towers the file holds, as libmtmd's clip.cpp reads it:
+ * clip.has_vision_encoder / clip.has_audio_encoder (a file with neither key
+ * is a vision tower, as mmproj files before audio were). */
+static pocketllm_status which_towers(const char *path, bool *vision, bool *audio) {
+    pocketllm_gguf *g;
+    pocketllm_status st = pocketllm_gguf_open(path, &g);
+    if (st) return st;
+    const pocketllm_gguf_value *hv = pocketllm_gguf_find(g, "clip.has_vision_encoder");
+    const pocketllm_gguf_value *ha = pocketllm_gguf_find(g, "clip.has_audio_encoder");
+    uint64_t u;
+    *audio = ha && !pocketllm_gguf_value_u64(ha, &u) && u != 0;
+    *vision = hv ? !pocketllm_gguf_value_u64(hv, &u) && u != 0 : !*audio;
+    pocketllm_gguf_close(g);
+    if (!*vision && !*audio)
+        return pl_fail(POCKETLLM_ERR_FORMAT, "%s: the mmproj holds neither a vision nor an audio tower", path);
+    return POCKETLLM_OK;
+}
 
 pocketllm_mmproj_params pocketllm_mmproj_default_params(void) {
     pocketllm_mmproj_params p = {0, 0};
@@ -33,19 +58,21 @@ pocketllm_status pocketllm_mmproj_open(pocketllm_model *model, const char *path,
     *out = NULL;
     if (!model || !path) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "mmproj_open: NULL argument");
     const pocketllm_mmproj_params p = params ? *params : pocketllm_mmproj_default_params();
+    bool vision, audio;
+    pocketllm_status st = which_towers(path, &vision, &audio);
+    if (st) return st;
     pocketllm_mmproj *mm = calloc(1, sizeof *mm);
     if (!mm) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-    pocketllm_status st = pl_vision_open(model, path, &mm->v);
-    if (st) {
-        free(mm);
-        return st;
-    }
     mm->model = model;
     mm->min_tokens = p.image_min_tokens;
     mm->max_tokens = p.image_max_tokens;
+    if ((vision && (st = pl_vision_open(model, path, &mm->v))) || (audio && (st = pl_audio_open(model, path, &mm->a)))) {
+        pocketllm_mmproj_close(mm);
+        return st;
+    }
     /* limits the size rules cannot use are refused now, not at the first image */
     uint32_t nx, ny;
-    if ((st = pl_media_image_grid(mm->v, mm->min_tokens, mm->max_tokens, 64, 64, &nx, &ny))) {
+    if (mm->v && (st = pl_media_image_grid(mm->v, mm->min_tokens, mm->max_tokens, 64, 64, &nx, &ny))) {
         pl_error_prefix("image token limits");
         pocketllm_mmproj_close(mm);
         return st;
@@ -56,16 +83,34 @@ pocketllm_status pocketllm_mmproj_open(pocketllm_model *model, const char *path,
 
 void pocketllm_mmproj_close(pocketllm_mmproj *mm) {
     if (!mm) return;
-    pl_vision_close(mm->v);
+    if (mm->v) pl_vision_close(mm->v);
+    if (mm->a) pl_audio_close(mm->a);
     free(mm);
 }
 
 pocketllm_status pocketllm_mmproj_get_info(const pocketllm_mmproj *mm, pocketllm_mmproj_info *out) {
     if (!mm || !out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "mmproj_get_info: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (mm->a) {
+        const pl_audio_hparams *ah = pl_audio_hparams_of(mm->a);
+        out->has_audio = 1;
+        snprintf(out->audio_projector, sizeof out->audio_projector, "%s", ah->projector);
+        out->audio_n_embd = (uint32_t)ah->n_embd;
+        out->audio_n_layer = (uint32_t)ah->n_layer;
+        out->audio_n_head = (uint32_t)ah->n_head;
+        out->audio_n_ff = (uint32_t)ah->n_ff;
+        out->audio_n_mel = (uint32_t)ah->n_mel;
+        out->audio_n_embd_text = (uint32_t)ah->n_embd_text;
+        if (!mm->v) {
+            memcpy(out->projector, out->audio_projector, sizeof out->projector);
+            out->n_embd_text = out->audio_n_embd_text;
+            return POCKETLLM_OK;
+        }
+    }
+    out->has_vision = 1;
     const pl_vision_hparams *h = pl_vision_hparams_of(mm->v);
     pl_qwen3vl_prep prep;
     pl_vision_prep_params(mm->v, mm->min_tokens, mm->max_tokens, &prep);
-    memset(out, 0, sizeof *out);
     memcpy(out->projector, h->projector, sizeof out->projector);
     out->projector[sizeof out->projector - 1] = '\0';
     out->n_embd = (uint32_t)h->n_embd;
@@ -146,6 +191,7 @@ const char *pocketllm_media_marker(void) { return PL_MEDIA_MARKER; }
 pocketllm_status pocketllm_mmproj_image_tokens(const pocketllm_mmproj *mm, const pocketllm_image *img, uint32_t *n_tokens,
                                                uint32_t *nx, uint32_t *ny) {
     if (!mm || !img) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "mmproj_image_tokens: NULL argument");
+    if (!mm->v) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the mmproj has no vision tower");
     uint32_t x, y;
     pocketllm_status st = pl_media_image_grid(mm->v, mm->min_tokens, mm->max_tokens, img->img.width, img->img.height, &x, &y);
     if (st) return st;
@@ -155,21 +201,42 @@ pocketllm_status pocketllm_mmproj_image_tokens(const pocketllm_mmproj *mm, const
     return POCKETLLM_OK;
 }
 
-/* The images' pixels as the composition takes them, in a list the caller
- * frees. */
-static pocketllm_status image_list(const pocketllm_image *const *images, size_t n, const pl_image_rgb8 ***out) {
+/* The old image lists as media lists, in a list the caller frees. */
+static pocketllm_status image_media(const pocketllm_image *const *images, size_t n, pocketllm_media **out) {
     *out = NULL;
     if (n == 0) return POCKETLLM_OK;
     if (!images) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media prompt: %zu images but no image list", n);
     if (n > (1u << 20)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media prompt: %zu images are too many", n);
-    const pl_image_rgb8 **l = malloc(n * sizeof *l);
+    pocketllm_media *l = calloc(n, sizeof *l);
     if (!l) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!images[i]) {
             free(l);
             return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media prompt: image %zu is NULL", i + 1);
         }
-        l[i] = &images[i]->img;
+        l[i].image = images[i];
+    }
+    *out = l;
+    return POCKETLLM_OK;
+}
+
+/* The public media list as the composition takes it, in a list the caller
+ * frees. */
+static pocketllm_status media_items(const pocketllm_media *media, size_t n, pl_media_item **out) {
+    *out = NULL;
+    if (n == 0) return POCKETLLM_OK;
+    if (!media) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media prompt: %zu media items but no list", n);
+    if (n > (1u << 20)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media prompt: %zu media items are too many", n);
+    pl_media_item *l = calloc(n, sizeof *l);
+    if (!l) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!media[i].image == !media[i].audio) {
+            free(l);
+            return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT,
+                           "media prompt: item %zu must be exactly one of an image and an audio clip", i + 1);
+        }
+        if (media[i].image) l[i].image = &media[i].image->img;
+        else l[i].audio = pl_audio_of(media[i].audio);
     }
     *out = l;
     return POCKETLLM_OK;
@@ -180,20 +247,31 @@ static pl_media_opts opts(const pocketllm_mmproj *mm, int add_special, int parse
     return o;
 }
 
-pocketllm_status pocketllm_media_prompt_tokens(const pocketllm_model *model, const pocketllm_mmproj *mm, const char *text,
-                                               size_t len, const pocketllm_image *const *images, size_t n_images,
-                                               int add_special, int parse_special, int32_t *ids, size_t cap,
-                                               uint32_t *n_tokens) {
-    if (!model || !n_tokens) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media_prompt_tokens: NULL argument");
+pocketllm_status pocketllm_mmproj_audio_tokens(const pocketllm_mmproj *mm, const pocketllm_audio *a, uint32_t *n_tokens) {
+    if (!mm || !a || !n_tokens) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "mmproj_audio_tokens: NULL argument");
+    if (!mm->a) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the mmproj has no audio tower");
+    size_t n;
+    pocketllm_status st = pl_media_audio_tokens(mm->a, pl_audio_of(a)->n, &n, NULL);
+    if (st) return st;
+    if (n > UINT32_MAX) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the audio clip takes %zu tokens", n);
+    *n_tokens = (uint32_t)n;
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pocketllm_media_list_tokens(const pocketllm_model *model, const pocketllm_mmproj *mm, const char *text,
+                                             size_t len, const pocketllm_media *media, size_t n_media, int add_special,
+                                             int parse_special, int32_t *ids, size_t cap, uint32_t *n_tokens) {
+    if (!model || !n_tokens) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media_list_tokens: NULL argument");
     if (mm && mm->model != model)
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the vision tower was opened for another model");
-    const pl_image_rgb8 **l;
-    pocketllm_status st = image_list(images, n_images, &l);
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the mmproj was opened for another model");
+    pl_media_item *l;
+    pocketllm_status st = media_items(media, n_media, &l);
     if (st) return st;
     const pl_media_opts o = opts(mm, add_special, parse_special);
     size_t rows = 0;
     int32_t *all = NULL;
-    st = pl_media_prompt_count(model, mm ? mm->v : NULL, text, len, l, n_images, &o, ids ? &all : NULL, &rows, NULL);
+    st = pl_media_list_count(model, mm ? mm->v : NULL, mm ? mm->a : NULL, text, len, l, n_media, &o, ids ? &all : NULL,
+                             &rows, NULL);
     free(l);
     if (st) return st;
     if (rows > UINT32_MAX) {
@@ -209,6 +287,19 @@ pocketllm_status pocketllm_media_prompt_tokens(const pocketllm_model *model, con
     return st;
 }
 
+pocketllm_status pocketllm_media_prompt_tokens(const pocketllm_model *model, const pocketllm_mmproj *mm, const char *text,
+                                               size_t len, const pocketllm_image *const *images, size_t n_images,
+                                               int add_special, int parse_special, int32_t *ids, size_t cap,
+                                               uint32_t *n_tokens) {
+    if (!model || !n_tokens) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "media_prompt_tokens: NULL argument");
+    pocketllm_media *l;
+    pocketllm_status st = image_media(images, n_images, &l);
+    if (st) return st;
+    st = pocketllm_media_list_tokens(model, mm, text, len, l, n_images, add_special, parse_special, ids, cap, n_tokens);
+    free(l);
+    return st;
+}
+
 pocketllm_status pocketllm_session_eval_media(pocketllm_session *s, pocketllm_mmproj *mm, const char *text, size_t len,
                                               const pocketllm_image *const *images, size_t n_images, int add_special,
                                               int parse_special) {
@@ -220,13 +311,25 @@ pocketllm_status pocketllm_session_eval_media_seq(pocketllm_session *s, uint32_t
                                                   const char *text, size_t len, const pocketllm_image *const *images,
                                                   size_t n_images, int add_special, int parse_special) {
     if (!s) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_media: no session");
+    pocketllm_media *l;
+    pocketllm_status st = image_media(images, n_images, &l);
+    if (st) return st;
+    st = pocketllm_session_eval_media_list(s, seq, mm, text, len, l, n_images, add_special, parse_special);
+    free(l);
+    return st;
+}
+
+pocketllm_status pocketllm_session_eval_media_list(pocketllm_session *s, uint32_t seq, pocketllm_mmproj *mm,
+                                                   const char *text, size_t len, const pocketllm_media *media,
+                                                   size_t n_media, int add_special, int parse_special) {
+    if (!s) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_media: no session");
     if (mm && mm->model != pl_session_model(s))
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the vision tower was opened for another model than the session's");
-    const pl_image_rgb8 **l;
-    pocketllm_status st = image_list(images, n_images, &l);
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the mmproj was opened for another model than the session's");
+    pl_media_item *l;
+    pocketllm_status st = media_items(media, n_media, &l);
     if (st) return st;
     const pl_media_opts o = opts(mm, add_special, parse_special);
-    st = pl_media_prompt_eval(s, seq, mm ? mm->v : NULL, text, len, l, n_images, &o);
+    st = pl_media_list_eval(s, seq, mm ? mm->v : NULL, mm ? mm->a : NULL, text, len, l, n_media, &o);
     free(l);
     return st;
 }

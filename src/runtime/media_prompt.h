@@ -1,8 +1,9 @@
 /*
- * media_prompt.h -- a prompt with images, composed the way llama.cpp's
- * libmtmd composes it for Qwen3-VL (mtmd_tokenize, then
- * mtmd_helper_eval_chunks), in one place for every caller (the ABI's
- * pocketllm_session_eval_media, `pocketllm run`, chat, the server):
+ * media_prompt.h -- a prompt with images and audio clips, composed the way
+ * llama.cpp's libmtmd composes it for Qwen3-VL and Qwen3-ASR (mtmd_tokenize,
+ * then mtmd_helper_eval_chunks), in one place for every caller (the ABI's
+ * pocketllm_session_eval_media[_list], `pocketllm run`, chat, transcribe,
+ * the server):
  *
  *   text is split at each media marker ("<__media__>"); each text piece is
  *   tokenized on its own (special tokens parsed as the caller says, no
@@ -15,10 +16,20 @@
  *   x = i % nx) the rotary positions (t, h, w, e) = (p0, p0 + y, p0 + x,
  *   0), and the text after it continues at p0 + max(nx, ny); every token
  *   takes one cache row.
+ *   an audio clip (projector qwen3a): the marker becomes "<|audio_start|>"
+ *   (special tokens parsed), then for each mel window of the clip (30 s
+ *   windows, audio/audio_mel.h) that window's tokens as a chunk of its own,
+ *   then "<|audio_end|>"; audio tokens take 1-D positions (all four axes
+ *   p0 + i, libmtmd's set_position_mrope_1d), the text after continues at
+ *   p0 + n_tokens.  Like libmtmd's, audio chunks are evaluated causally
+ *   (mtmd_decode_use_non_causal is false for qwen3a), each in passes of at
+ *   most n_batch.
  *
  * Each image is preprocessed (vision/image_prep.h with the tower's
  * parameters) and encoded (vision/vision.h) just before its span is
- * evaluated, so at most one image's embeddings are held at a time.
+ * evaluated, so at most one image's embeddings are held at a time; a
+ * clip's mel is computed whole (its normalisation spans the clip) just
+ * before its span, and one window's embeddings are held at a time.
  */
 #ifndef PL_MEDIA_PROMPT_H
 #define PL_MEDIA_PROMPT_H
@@ -29,6 +40,9 @@
 #include "pocketllm.h"
 #include "vision/image_prep.h"
 #include "vision/vision.h"
+
+struct pl_audio_pcm;
+struct pl_audio_tower;
 
 #define PL_MEDIA_MARKER "<__media__>"
 
@@ -61,5 +75,28 @@ pocketllm_status pl_media_prompt_count(const pocketllm_model *m, const pl_vision
  * back to where it was. */
 pocketllm_status pl_media_prompt_eval(pocketllm_session *s, uint32_t seq, pl_vision *v, const char *text, size_t len,
                                       const pl_image_rgb8 *const *images, size_t n_images, const pl_media_opts *o);
+
+/* One media item of a prompt: exactly one of image and audio set (a mono
+ * clip at the tower's sample rate, 16 kHz). */
+typedef struct pl_media_item {
+    const pl_image_rgb8 *image;
+    const struct pl_audio_pcm *audio;
+} pl_media_item;
+
+/* The tokens (= cache rows = positions) an audio clip of n_samples takes
+ * with the audio tower, without running it; *n_windows (may be NULL) the
+ * mel windows it is cut into.  A clip too short for one frame fails. */
+pocketllm_status pl_media_audio_tokens(const struct pl_audio_tower *a, size_t n_samples, size_t *n_tokens,
+                                       size_t *n_windows);
+
+/* pl_media_prompt_count / pl_media_prompt_eval for a list of images and
+ * audio clips, media[i] at the i-th marker; a needs an audio tower (NULL:
+ * audio refused), v a vision tower (NULL: images refused). */
+pocketllm_status pl_media_list_count(const pocketllm_model *m, const pl_vision *v, const struct pl_audio_tower *a,
+                                     const char *text, size_t len, const pl_media_item *media, size_t n_media,
+                                     const pl_media_opts *o, int32_t **ids, size_t *n_rows, size_t *n_pos);
+pocketllm_status pl_media_list_eval(pocketllm_session *s, uint32_t seq, pl_vision *v, struct pl_audio_tower *a,
+                                    const char *text, size_t len, const pl_media_item *media, size_t n_media,
+                                    const pl_media_opts *o);
 
 #endif

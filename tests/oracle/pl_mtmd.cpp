@@ -17,6 +17,10 @@
  *       n_merge, projection_dim, mmproj_embd (the width of an output
  *       embedding: the projection and DeepStack features together),
  *       n_deepstack, image_min_pixels, image_max_pixels, text_n_embd_inp.
+ *       For an audio-only mmproj (Qwen3-ASR) the keys come from its audio
+ *       encoder, without the image ones, plus n_mel_bins, ffn_op,
+ *       audio_sample_rate, audio_n_fft, audio_window_len, audio_hop_len,
+ *       audio_chunk_len.
  *   pl_mtmd encode TEXT.gguf MMPROJ.gguf IMAGE --out FILE [-t N] [--fa on|off]
  *       tokenizes "<marker>\n" with one image (mtmd_tokenize), encodes the
  *       image chunk (mtmd_encode_chunk), writes its output embeddings as
@@ -58,6 +62,12 @@
  *       on the one image, each timed; prints one JSON line: n_tokens, the
  *       preprocessed nx/ny, prep_ms and encode_ms (medians),
  *       encode_runs_ms.  Never used by a pass/fail test.
+ *   pl_mtmd audio-mel TEXT.gguf MMPROJ.gguf AUDIO --out FILE [--out-pcm F]
+ *       libmtmd's audio decoding and qwen3a log-mel windows
+ *       (pl_mtmd_audio.cpp, which documents it).
+ *   pl_mtmd audio-bench TEXT.gguf MMPROJ.gguf AUDIO [-t N] [-r N] [--fa on|off]
+ *       times file -> embeddings as `pocketllm bench --audio` times ours
+ *       (pl_mtmd_audio_bench.cpp, which documents it).
  *
  * Flash attention defaults to off (pinned, printed on stderr); warmup is
  * off.  Logs go to stderr at error level, all of them with
@@ -119,7 +129,7 @@ static mtmd_context *load_mtmd(const char *mmproj, const llama_model *text, int 
 /* An image file as libmtmd's helper decodes it (stb), or die. */
 static mtmd_bitmap *load_image(mtmd_context *mc, const char *path) {
     mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, path, false, mtmd_helper_init_opt_default());
-    if (!bw.bitmap) die("libmtmd could not read the image %s", path);
+    if (!bw.bitmap) die("libmtmd could not read the media file %s", path);
     return bw.bitmap;
 }
 
@@ -157,23 +167,31 @@ static int cmd_info(int argc, char **argv) {
     p.warmup = false;
     p.no_alloc = true;
     clip_init_result r = clip_init(argv[3], p);
-    if (!r.ctx_v) die("clip_init found no vision encoder in %s", argv[3]);
-    const clip_hparams *h = clip_get_hparams(r.ctx_v);
-    projector_type pt = clip_get_projector_type(r.ctx_v);
+    /* an audio-only mmproj (Qwen3-ASR): the same keys from its audio encoder, no image ones */
+    clip_ctx *cc = r.ctx_v ? r.ctx_v : r.ctx_a;
+    if (!cc) die("clip_init found no vision or audio encoder in %s", argv[3]);
+    const clip_hparams *h = clip_get_hparams(cc);
+    projector_type pt = clip_get_projector_type(cc);
     auto it = PROJECTOR_TYPE_NAMES.find(pt);
-    int mm_embd = clip_n_mmproj_embd(r.ctx_v);
+    int mm_embd = clip_n_mmproj_embd(cc);
     printf("projector %s\n", it == PROJECTOR_TYPE_NAMES.end() ? "unknown" : it->second.c_str());
     printf("vision %d\naudio %d\nmrope %d\n", mtmd_support_vision(mc), mtmd_support_audio(mc), mtmd_decode_use_mrope(mc));
     printf("n_embd %d\nn_layer %d\nn_head %d\nn_ff %d\n", h->n_embd, h->n_layer, h->n_head, h->n_ff);
-    printf("image_size %d\npatch_size %d\nn_merge %d\n", h->image_size, h->patch_size, h->n_merge);
+    if (r.ctx_v) printf("image_size %d\npatch_size %d\nn_merge %d\n", h->image_size, h->patch_size, h->n_merge);
     printf("projection_dim %d\nmmproj_embd %d\n", h->projection_dim, mm_embd);
-    printf("n_deepstack %d\n", h->projection_dim > 0 ? mm_embd / h->projection_dim - 1 : -1);
-    printf("image_min_pixels %d\nimage_max_pixels %d\n", h->image_min_pixels, h->image_max_pixels);
-    printf("image_mean %g %g %g\nimage_std %g %g %g\n", h->image_mean[0], h->image_mean[1], h->image_mean[2],
-           h->image_std[0], h->image_std[1], h->image_std[2]);
+    if (r.ctx_v) {
+        printf("n_deepstack %d\n", h->projection_dim > 0 ? mm_embd / h->projection_dim - 1 : -1);
+        printf("image_min_pixels %d\nimage_max_pixels %d\n", h->image_min_pixels, h->image_max_pixels);
+        printf("image_mean %g %g %g\nimage_std %g %g %g\n", h->image_mean[0], h->image_mean[1], h->image_mean[2],
+               h->image_std[0], h->image_std[1], h->image_std[2]);
+    } else {
+        printf("n_mel_bins %d\nffn_op %s\n", h->n_mel_bins, h->ffn_op == FFN_GELU_ERF ? "gelu_erf" : "other");
+        printf("audio_sample_rate %d\naudio_n_fft %d\naudio_window_len %d\naudio_hop_len %d\naudio_chunk_len %d\n",
+               h->audio_sample_rate, h->audio_n_fft, h->audio_window_len, h->audio_hop_len, h->audio_chunk_len);
+    }
     printf("eps %g\n", h->eps);
     printf("text_n_embd_inp %d\n", llama_model_n_embd_inp(text));
-    clip_free(r.ctx_v);
+    if (r.ctx_v) clip_free(r.ctx_v);
     if (r.ctx_a) clip_free(r.ctx_a);
     if (r.ctx_gen_a) clip_free(r.ctx_gen_a);
     mtmd_free(mc);
@@ -301,7 +319,7 @@ static int cmd_preprocess(int argc, char **argv) {
 
 static int cmd_generate(int argc, char **argv) {
     if (argc < 4)
-        die("usage: pl_mtmd generate TEXT.gguf MMPROJ.gguf --prompt P --image F [--image F2 ...] -n N [--fa on|off] "
+        die("usage: pl_mtmd generate TEXT.gguf MMPROJ.gguf --prompt P --image F|--audio F [...] -n N [--fa on|off] "
             "[--kv f16|f32] [-t N] [--batch N] [--min-tokens N] [--max-tokens N]");
     const char *prompt = nullptr, *out_logits = nullptr;
     std::vector<const char *> images;
@@ -311,6 +329,9 @@ static int cmd_generate(int argc, char **argv) {
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--prompt") && i + 1 < argc) prompt = argv[++i];
         else if (!strcmp(argv[i], "--image") && i + 1 < argc) images.push_back(argv[++i]);
+        /* an audio clip is a media file like an image (mtmd_helper_bitmap_init_from_file
+         * tells them apart); both kinds take the markers in the order given */
+        else if (!strcmp(argv[i], "--audio") && i + 1 < argc) images.push_back(argv[++i]);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) n_predict = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
@@ -481,6 +502,10 @@ static int cmd_bench(int argc, char **argv) {
     return 0;
 }
 
+int pl_mtmd_audio_mel(int argc, char **argv); /* pl_mtmd_audio.cpp */
+int pl_mtmd_audio_encode(int argc, char **argv); /* pl_mtmd_audio_encode.cpp */
+int pl_mtmd_audio_bench(int argc, char **argv); /* pl_mtmd_audio_bench.cpp */
+
 int main(int argc, char **argv) {
     if (argc < 2) die("usage: pl_mtmd info|encode|preprocess|generate ...");
     if (!strcmp(argv[1], "generate")) return cmd_generate(argc, argv);
@@ -488,5 +513,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "encode")) return cmd_encode(argc, argv);
     if (!strcmp(argv[1], "preprocess")) return cmd_preprocess(argc, argv);
     if (!strcmp(argv[1], "bench")) return cmd_bench(argc, argv);
+    if (!strcmp(argv[1], "audio-mel")) return pl_mtmd_audio_mel(argc, argv);
+    if (!strcmp(argv[1], "audio-encode")) return pl_mtmd_audio_encode(argc, argv);
+    if (!strcmp(argv[1], "audio-bench")) return pl_mtmd_audio_bench(argc, argv);
     die("unknown verb '%s' (info, encode, preprocess, generate, bench)", argv[1]);
 }
