@@ -23,7 +23,8 @@ const char cmd_serve_usage[] =
     "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
     "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv f16|f32]\n"
     "                       [--flash-attn on|off] [--device D] [--device-memory S]\n"
-    "                       [--template FILE] [--name NAME] [--max-body SIZE] [--keepalive S] [--quiet]\n"
+    "                       [--template FILE] [--name NAME] [--max-body SIZE] [--max-upload-mb N]\n"
+    "                       [--keepalive S] [--quiet]\n"
     "                       [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]\n"
     "                        [--allow-image-path DIR]]\n\n"
     "Serve the model over HTTP with OpenAI's API, so that OpenAI clients and libraries work\n"
@@ -34,10 +35,13 @@ const char cmd_serve_usage[] =
     "(queued, in its prompt or generating) and frees its sequence.  Prints the address it listens\n"
     "on to stderr, then one line per request; SIGINT or SIGTERM stops it.\n\n"
     "  --model M, -m M    the GGUF checkpoint\n"
-    "  --mmproj FILE      the model's vision tower (a Qwen3-VL mmproj GGUF), on the model's device:\n"
-    "                     chat messages may then hold images (image_url parts, see below); a\n"
-    "                     prompt with images is evaluated on its own sequence, then decodes in the\n"
-    "                     batch with the others.  /v1/models lists \"multimodal\" among its capabilities\n"
+    "  --mmproj FILE      the model's towers, on the model's device: a Qwen3-VL mmproj (vision) lets\n"
+    "                     chat messages hold images (image_url parts, see below); a Qwen3-ASR\n"
+    "                     mmproj (audio) lets them hold input_audio parts and serves\n"
+    "                     POST /v1/audio/transcriptions.  A prompt with images or audio is evaluated\n"
+    "                     on its own sequence, then decodes in the batch with the others; a\n"
+    "                     transcription runs whole on its sequence, and the other sequences wait\n"
+    "                     for it.  /v1/models lists \"multimodal\" among its capabilities\n"
     "  --image-min-tokens N, --image-max-tokens N   an image's token budget, as llama.cpp's\n"
     "                     (default 8 and 4096): images are resized to fit it\n"
     "  --allow-image-path DIR  file:///PATH image URLs may read files inside DIR (the real path,\n"
@@ -60,6 +64,8 @@ const char cmd_serve_usage[] =
     "  --template FILE    a Jinja chat template to use instead of the model's\n"
     "  --name NAME        the model's name in the API (default: the file name without .gguf)\n"
     "  --max-body SIZE    largest request body (default 8M)\n"
+    "  --max-upload-mb N  largest file a transcription form may upload, in MiB (default 100,\n"
+    "                     at most 1024); more is a 413\n"
     "  --keepalive S      while a stream has nothing to send (a long prompt, the queue), an SSE\n"
     "                     comment every S seconds (default 2)\n"
     "  --quiet            no line per request\n\n" SRV_FIELDS_HELP;
@@ -143,6 +149,10 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             if (!cli_parse_size(v, &size) || size < 64 || size > (1u << 30))
                 return cli_usage(CMD, "--max-body wants a size from 64 bytes to 1G, not '%s'", v);
             hp->max_body = (size_t)size;
+        } else if (cli_opt(argc, argv, &i, "--max-upload-mb", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 1024, &n)) return cli_usage(CMD, "--max-upload-mb wants 1..1024 MiB, not '%s'", v);
+            hp->max_upload = (size_t)n << 20;
         } else if (cli_opt(argc, argv, &i, "--keepalive", &v, &err)) {
             if (err) break;
             if (!cli_parse_f64(v, 0.05, 3600, &d)) return cli_usage(CMD, "--keepalive wants seconds (0.05..3600), not '%s'", v);
@@ -163,7 +173,8 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
 int cmd_serve(int argc, char **argv) {
     srv_model_params mp = {0};
     srv_sched_params sp = {.parallel = 4, .queue = 64, .n_batch = 256, .kv_type = 1, .n_threads = 0};
-    srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .keepalive_ms = 2000, .log = true};
+    srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .max_upload = (size_t)100 << 20,
+                          .keepalive_ms = 2000, .log = true};
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &mp, &sp, &hp, &dev);
     if (rc) return rc;
@@ -208,7 +219,9 @@ int cmd_serve(int argc, char **argv) {
     const bool v6 = strchr(hp.host, ':') != NULL;
     fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s)\n",
             m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx,
-            m.tmpl ? "" : ", no chat template", m.mm ? ", images in" : "", hp.api_key ? ", API key required" : "",
+            m.tmpl ? "" : ", no chat template",
+            m.has_vision && m.has_audio ? ", images and audio in" : m.has_vision ? ", images in" : m.has_audio ? ", audio in" : "",
+            hp.api_key ? ", API key required" : "",
             cli_device_suffix(m.model));
     fflush(stderr);
     int sig = 0;

@@ -1,9 +1,13 @@
 /*
  * srv_http.c -- the libmicrohttpd daemon of `pocketllm serve`: binding,
  * routing (GET /health, GET /v1/models[/ID], POST /v1/chat/completions,
- * POST /v1/completions), the API key (401), the body limit (413), and the
- * errors of srv_request as JSON.  Each connection has its own thread, so
- * a handler may block while its request runs (srv_http_gen.c).
+ * POST /v1/completions, POST /v1/audio/transcriptions), the API key (401),
+ * the body limits (413: --max-body for JSON, --max-upload-mb for an
+ * uploaded file), and the errors of srv_request as JSON.  An upload's
+ * multipart body goes through libmicrohttpd's post processor as it
+ * arrives (srv_upload.h), never whole into one buffer first.  Each
+ * connection has its own thread, so a handler may block while its request
+ * runs (srv_http_gen.c, srv_http_asr.c).
  */
 #include "srv_http.h"
 
@@ -18,11 +22,20 @@
 
 #include "srv_response.h"
 #include "srv_text.h"
+#include "srv_transcribe.h"
+#include "srv_upload.h"
+
+#define ASR_URL "/v1/audio/transcriptions"
+/* what a form may hold beside its file: every other field at its limit */
+#define UPLOAD_SLACK (SRV_UPLOAD_MAX_PARTS * SRV_UPLOAD_MAX_FIELD + ((size_t)64 << 10))
 
 /* One request on a connection, from its headers to its answer. */
 typedef struct conn_state {
     srv_buf body;
     bool too_large;
+    bool upload;        /* a multipart form (ASR_URL), fed to up as it comes */
+    size_t body_bytes;
+    srv_upload up;
     double t0;
 } conn_state;
 
@@ -98,9 +111,10 @@ static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
     srv_buf_printf(&b,
                    "{\"status\":\"ok\",\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u,"
                    "\"forward_passes\":%llu,\"tokens_evaluated\":%llu,\"most_sequences_in_a_pass\":%u,"
-                   "\"modalities\":{\"vision\":%s}}",
+                   "\"modalities\":{\"vision\":%s,\"audio\":%s}}",
                    st.active, st.parallel, st.queued, st.queue_cap, (unsigned long long)st.passes,
-                   (unsigned long long)st.tokens, st.most_sequences, h->m->mm ? "true" : "false");
+                   (unsigned long long)st.tokens, st.most_sequences, h->m->has_vision ? "true" : "false",
+                   h->m->has_audio ? "true" : "false");
     return srv_http_reply_json(conn, 200, b.oom ? NULL : srv_buf_take(&b, NULL));
 }
 
@@ -126,7 +140,8 @@ static enum MHD_Result route_get(srv_http *h, struct MHD_Connection *conn, const
             return srv_http_reply_json(conn, 200, one);
         }
         srv_fail(&e, 404, "model", "no model '%.200s' here; this server serves '%.200s'", url + 11, h->m->id);
-    } else if (strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0) {
+    } else if (strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0 ||
+               strcmp(url, ASR_URL) == 0) {
         srv_fail(&e, 405, NULL, "%s takes POST", url);
     } else {
         srv_fail(&e, 404, NULL, "no such endpoint: %.200s", url);
@@ -157,19 +172,34 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
             log_line(h, method, url, status, cs->t0);
             return ret;
         }
-        const bool known = strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0;
+        const bool asr = strcmp(url, ASR_URL) == 0;
+        const bool known = strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0 || asr;
         if (strcmp(method, "POST") != 0) srv_fail(&e, known || !strcmp(url, "/health") || !strncmp(url, "/v1/models", 10) ? 405 : 404, NULL, "%s %.200s is not served", method, url);
         else if (!known) srv_fail(&e, 404, NULL, "no such endpoint: %.200s", url);
         else if (!authorized(h, conn)) srv_fail(&e, 401, NULL, "a valid API key is needed: send 'Authorization: Bearer KEY'");
         else {
             const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-            if (cl && strtoull(cl, NULL, 10) > h->p.max_body)
+            if (asr) {
+                if (cl && strtoull(cl, NULL, 10) > h->p.max_upload + UPLOAD_SLACK)
+                    srv_fail(&e, 413, "file", "the upload is larger than the %zu MiB this server takes (--max-upload-mb)",
+                             h->p.max_upload >> 20);
+                else if ((cs->upload = srv_upload_begin(&cs->up, conn, h->p.max_upload, &e)))
+                    return MHD_YES; /* read the form */
+            } else if (cl && strtoull(cl, NULL, 10) > h->p.max_body) {
                 srv_fail(&e, 413, NULL, "the body is larger than the %zu bytes this server takes", h->p.max_body);
-            else
+            } else {
                 return MHD_YES; /* read the body */
+            }
         }
         log_line(h, method, url, (unsigned)e.http, cs->t0);
         return reply_error(conn, &e);
+    }
+    if (*upload_data_size && cs->upload) {
+        cs->body_bytes += *upload_data_size;
+        if (cs->body_bytes > h->p.max_upload + UPLOAD_SLACK) cs->too_large = true;
+        if (!cs->too_large) srv_upload_feed(&cs->up, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
     }
     if (*upload_data_size) {
         if (!cs->too_large && cs->body.n + *upload_data_size <= h->p.max_body)
@@ -180,6 +210,23 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         return MHD_YES;
     }
     /* the whole body is here */
+    if (cs->upload) {
+        srv_request req;
+        if (cs->too_large)
+            srv_fail(&e, 413, "file", "the upload is larger than the %zu MiB this server takes (--max-upload-mb)",
+                     h->p.max_upload >> 20);
+        const bool ok = !cs->too_large && srv_upload_end(&cs->up, &e) && srv_transcription_parse(h->m, &cs->up, &req, &e);
+        /* the form's bytes are no longer needed: the file is decoded */
+        srv_upload_free(&cs->up);
+        cs->upload = false;
+        if (!ok) {
+            log_line(h, method, url, (unsigned)e.http, cs->t0);
+            return reply_error(conn, &e);
+        }
+        ret = srv_http_transcribe(h, conn, &req, &status);
+        log_line(h, method, url, status, cs->t0);
+        return ret;
+    }
     if (cs->too_large || cs->body.oom) {
         srv_fail(&e, 413, NULL, "the body is larger than the %zu bytes this server takes", h->p.max_body);
         log_line(h, method, url, 413, cs->t0);
@@ -201,6 +248,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     conn_state *cs = *con_cls;
     if (!cs) return;
     srv_buf_free(&cs->body);
+    if (cs->upload) srv_upload_free(&cs->up);
     free(cs);
     *con_cls = NULL;
 }

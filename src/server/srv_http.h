@@ -21,6 +21,7 @@ typedef struct srv_http_params {
     uint16_t port;           /* 0: any free port (see srv_http_port) */
     const char *api_key;     /* NULL: no key needed */
     size_t max_body;         /* bytes */
+    size_t max_upload;       /* bytes of an uploaded file (POST /v1/audio/transcriptions) */
     uint32_t max_connections;
     int keepalive_ms;        /* SSE comment interval while nothing else is sent */
     bool log;                /* one line per request on stderr */
@@ -51,5 +52,7 @@ bool srv_http_client_gone(struct MHD_Connection *conn);
 enum MHD_Result srv_http_reply_json(struct MHD_Connection *conn, unsigned status, char *json);
 /* Run a parsed completion request to its answer (whole or streamed). */
 enum MHD_Result srv_http_generate(srv_http *h, struct MHD_Connection *conn, srv_request *req, unsigned *status);
+/* Run a parsed transcription request to its answer (srv_http_asr.c). */
+enum MHD_Result srv_http_transcribe(srv_http *h, struct MHD_Connection *conn, srv_request *req, unsigned *status);
 
 #endif

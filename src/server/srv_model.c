@@ -143,6 +143,16 @@ pocketllm_status srv_model_open(const srv_model_params *p, srv_model *m, char **
         if ((st = pocketllm_mmproj_open(m->model, p->mmproj_path, &pp, &m->mm)))
             *err = fmt_err("%s: %s", p->mmproj_path, pocketllm_last_error());
     }
+    if (!st && m->mm) {
+        /* which towers the file holds decides which parts are taken */
+        pocketllm_mmproj_info info;
+        if ((st = pocketllm_mmproj_get_info(m->mm, &info))) {
+            *err = fmt_err("%s: %s", p->mmproj_path, pocketllm_last_error());
+        } else {
+            m->has_vision = info.has_vision != 0;
+            m->has_audio = info.has_audio != 0;
+        }
+    }
     if (!st && p->image_dir) {
         char real[PATH_MAX];
         struct stat sb;

@@ -2,11 +2,12 @@
  * srv_model.h -- the model a server (or `pocketllm chat`) serves: the open
  * checkpoint, its chat template and the special-token texts the template
  * is given, the name clients see, the context each sequence may use, and
- * the vision tower when images are accepted.
+ * the towers (vision, audio) when images or audio are accepted.
  */
 #ifndef PL_SRV_MODEL_H
 #define PL_SRV_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pocketllm.h"
@@ -19,7 +20,8 @@ typedef struct srv_model {
     int64_t created;               /* the file's modification time */
     uint32_t n_ctx;                /* positions one sequence may fill */
     int32_t n_vocab;               /* token ids are 0..n_vocab-1 */
-    pocketllm_mmproj *mm;          /* the vision tower (--mmproj); NULL: text only */
+    pocketllm_mmproj *mm;          /* the towers (--mmproj); NULL: text only */
+    bool has_vision, has_audio;    /* which towers mm holds: image_url / input_audio parts taken */
     char *image_dir;               /* --allow-image-path as a real path; NULL: no file:// images */
 } srv_model;
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "srv_audio.h"
 #include "srv_image.h"
 #include "srv_request_internal.h"
 #include "srv_text.h"
@@ -23,6 +24,9 @@ static bool image_part(pctx *c, const cJSON *part, const char *field, size_t j) 
     if (!c->m->mm)
         return srv_fail(c->e, 400, name, "%s: this server takes no images (start it with --mmproj FILE, the model's "
                         "vision tower)", name);
+    if (!c->m->has_vision)
+        return srv_fail(c->e, 400, name, "%s: this server's --mmproj has no vision tower (an audio one only): it takes "
+                        "no images", name);
     for (const cJSON *k = part->child; k; k = k->next)
         if (strcmp(k->string, "type") != 0 && strcmp(k->string, "image_url") != 0)
             return srv_fail(c->e, 400, name, "unknown field '%s[%zu].%.40s'", field, j, k->string);
@@ -48,10 +52,31 @@ static bool image_part(pctx *c, const cJSON *part, const char *field, size_t j) 
     pocketllm_image *img = NULL;
     if (!srv_image_from_url(c->m, url->valuestring, name, &img, c->e)) return false;
     c->images[c->n_images++] = img;
+    c->media[c->n_media++] = (pocketllm_media){.image = img, .audio = NULL};
     c->image_pixels += (uint64_t)pocketllm_image_width(img) * pocketllm_image_height(img);
     if (c->image_pixels > SRV_MAX_IMAGE_PIXELS)
         return srv_fail(c->e, 400, name, "%s: the request's images hold more than %llu megapixels together", name,
                         (unsigned long long)(SRV_MAX_IMAGE_PIXELS >> 20));
+    return true;
+}
+
+/* An audio part: {"type":"input_audio","input_audio":{"data":B64,"format":F}},
+ * decoded now; its place in the text is the media marker, as an image's. */
+static bool audio_part(pctx *c, const cJSON *part, const char *field, size_t j) {
+    char name[96];
+    snprintf(name, sizeof name, "%s[%zu].input_audio", field, j);
+    for (const cJSON *k = part->child; k; k = k->next)
+        if (strcmp(k->string, "type") != 0 && strcmp(k->string, "input_audio") != 0)
+            return srv_fail(c->e, 400, name, "unknown field '%s[%zu].%.40s'", field, j, k->string);
+    if (c->n_audios == SRV_MAX_AUDIO)
+        return srv_fail(c->e, 400, name, "%s: a request may hold at most %d audio clips", name, SRV_MAX_AUDIO);
+    pocketllm_audio *a = NULL;
+    if (!srv_audio_from_part(c->m, cJSON_GetObjectItemCaseSensitive(part, "input_audio"), name,
+                             SRV_MAX_AUDIO_SECONDS - c->audio_seconds, &a, c->e))
+        return false;
+    c->audios[c->n_audios++] = a;
+    c->media[c->n_media++] = (pocketllm_media){.image = NULL, .audio = a};
+    c->audio_seconds += pocketllm_audio_seconds(a);
     return true;
 }
 
@@ -88,10 +113,19 @@ static bool message_content(pctx *c, const cJSON *v, size_t i, cJSON *out) {
             after_marker = true;
             continue;
         }
+        if (strcmp(t->valuestring, "input_audio") == 0) {
+            if (!audio_part(c, part, field, j)) {
+                srv_buf_free(&b);
+                return false;
+            }
+            srv_buf_str(&b, pocketllm_media_marker());
+            after_marker = true;
+            continue;
+        }
         if (strcmp(t->valuestring, "text") != 0) {
             srv_buf_free(&b);
-            return srv_fail(c->e, 400, field, "'%s[%zu].type' '%.40s' is not supported (text and image_url parts are)",
-                            field, j, t->valuestring);
+            return srv_fail(c->e, 400, field, "'%s[%zu].type' '%.40s' is not supported (text, image_url and input_audio "
+                            "parts are)", field, j, t->valuestring);
         }
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
         if (!cJSON_IsString(text) || !srv_utf8_valid(text->valuestring, strlen(text->valuestring))) {
@@ -176,40 +210,49 @@ static bool tokenize(pctx *c, const char *text, size_t len, bool add_special, sr
     return true;
 }
 
-/* A rendered conversation with images: its rows as the composition lays
- * them out (media_prompt.h), each image token as -1; the prompt takes the
- * images over. */
+/* A rendered conversation with images or audio: its rows as the
+ * composition lays them out (media_prompt.h), each media token as -1; the
+ * prompt takes the media over. */
 static bool media_tokenize(pctx *c, const char *text, size_t len, bool add_special, srv_prompt *p) {
     const char *marker = pocketllm_media_marker();
     const size_t ml = strlen(marker);
     size_t markers = 0;
     for (const char *at = text; (at = strstr(at, marker)) != NULL && (size_t)(at - text) < len; at += ml) markers++;
-    /* the text parts may not add markers of their own: images would move */
-    if (markers > c->n_images)
-        return srv_fail(c->e, 400, "messages", "the conversation's text holds the image marker \"%s\" itself; it may "
-                        "only stand for the images sent", marker);
-    if (markers < c->n_images)
-        return srv_fail(c->e, 400, "messages", "the chat template left out %zu of the %zu images (an image in a message "
-                        "it does not render?)", c->n_images - markers, c->n_images);
-    const pocketllm_image *const *imgs = (const pocketllm_image *const *)c->images;
+    /* the text parts may not add markers of their own: media would move */
+    if (markers > c->n_media)
+        return srv_fail(c->e, 400, "messages", "the conversation's text holds the media marker \"%s\" itself; it may "
+                        "only stand for the images and audio sent", marker);
+    if (markers < c->n_media)
+        return srv_fail(c->e, 400, "messages", "the chat template left out %zu of the %zu images and audio clips (in a "
+                        "message it does not render?)", c->n_media - markers, c->n_media);
     uint32_t n = 0;
     pocketllm_status st =
-        pocketllm_media_prompt_tokens(c->m->model, c->m->mm, text, len, imgs, c->n_images, add_special, 1, NULL, 0, &n);
+        pocketllm_media_list_tokens(c->m->model, c->m->mm, text, len, c->media, c->n_media, add_special, 1, NULL, 0, &n);
     if (st) return srv_fail(c->e, 400, "messages", "the prompt cannot be composed: %s", pocketllm_last_error());
     if (n >= c->m->n_ctx)
-        return srv_fail(c->e, 400, "messages", "the prompt and its %zu image%s take %u positions; the context holds %u, "
-                        "with at least one left for the completion (start the server with a larger --ctx, or a "
-                        "smaller --image-max-tokens)", c->n_images, c->n_images == 1 ? "" : "s", n, c->m->n_ctx);
+        return srv_fail(c->e, 400, "messages", "the prompt and its %zu image%s and audio clip%s take %u positions; the "
+                        "context holds %u, with at least one left for the completion (start the server with a larger "
+                        "--ctx, or a smaller --image-max-tokens)", c->n_images, c->n_images == 1 ? "" : "s",
+                        c->n_audios == 1 ? "" : "s", n, c->m->n_ctx);
     p->ids = malloc((size_t)(n ? n : 1) * sizeof *p->ids);
-    p->images = malloc(c->n_images * sizeof *p->images);
-    if (!p->ids || !p->images) return srv_fail(c->e, 500, NULL, "out of memory");
-    st = pocketllm_media_prompt_tokens(c->m->model, c->m->mm, text, len, imgs, c->n_images, add_special, 1, p->ids, n, &n);
+    p->images = malloc((c->n_images ? c->n_images : 1) * sizeof *p->images);
+    p->audios = malloc((c->n_audios ? c->n_audios : 1) * sizeof *p->audios);
+    p->media = malloc(c->n_media * sizeof *p->media);
+    if (!p->ids || !p->images || !p->audios || !p->media) return srv_fail(c->e, 500, NULL, "out of memory");
+    st = pocketllm_media_list_tokens(c->m->model, c->m->mm, text, len, c->media, c->n_media, add_special, 1, p->ids, n,
+                                     &n);
     if (st) return srv_fail(c->e, 400, "messages", "the prompt cannot be composed: %s", pocketllm_last_error());
     p->n = n;
     p->add_special = add_special;
     memcpy(p->images, c->images, c->n_images * sizeof *p->images);
     p->n_images = c->n_images;
     c->n_images = 0;
+    memcpy(p->audios, c->audios, c->n_audios * sizeof *p->audios);
+    p->n_audios = c->n_audios;
+    c->n_audios = 0;
+    memcpy(p->media, c->media, c->n_media * sizeof *p->media);
+    p->n_media = c->n_media;
+    c->n_media = 0;
     return true;
 }
 
@@ -340,7 +383,7 @@ bool srv_build_chat_prompt(pctx *c) {
     /* templates that write the BOS token themselves (Llama 3, Gemma...)
      * must not get a second one from the tokenizer */
     bool has_bos = c->m->bos_text && c->m->bos_text[0] && strncmp(text, c->m->bos_text, strlen(c->m->bos_text)) == 0;
-    ok = ok && (c->n_images ? media_tokenize(c, text, len, !has_bos, &r->prompts[0])
+    ok = ok && (c->n_media ? media_tokenize(c, text, len, !has_bos, &r->prompts[0])
                             : tokenize(c, text, len, !has_bos, &r->prompts[0], "messages"));
     pocketllm_chat_free(text);
     return ok;

@@ -396,8 +396,16 @@ void srv_request_free(srv_request *r) {
         free(r->prompts[i].text);
         for (size_t k = 0; k < r->prompts[i].n_images; k++) pocketllm_image_free(r->prompts[i].images[k]);
         free(r->prompts[i].images);
+        for (size_t k = 0; k < r->prompts[i].n_audios; k++) pocketllm_audio_free(r->prompts[i].audios[k]);
+        free(r->prompts[i].audios);
+        free(r->prompts[i].media);
     }
     free(r->prompts);
+    if (r->asr) {
+        pocketllm_audio_free(r->asr->audio);
+        free(r->asr->context);
+        free(r->asr);
+    }
     memset(r, 0, sizeof *r);
 }
 
@@ -482,6 +490,7 @@ bool srv_request_parse(const srv_model *m, srv_kind kind, const char *body, size
     }
     cJSON_Delete(c.template_vars);
     for (size_t k = 0; k < c.n_images; k++) pocketllm_image_free(c.images[k]);
+    for (size_t k = 0; k < c.n_audios; k++) pocketllm_audio_free(c.audios[k]);
     cJSON_Delete(root);
     if (!ok) srv_request_free(r);
     return ok;

@@ -18,7 +18,7 @@
 #include "pocketllm.h"
 #include "srv_model.h"
 
-typedef enum srv_kind { SRV_CHAT, SRV_COMPLETION } srv_kind;
+typedef enum srv_kind { SRV_CHAT, SRV_COMPLETION, SRV_TRANSCRIPTION } srv_kind;
 
 #define SRV_MAX_CHOICES 16    /* prompts x n */
 #define SRV_MAX_STOPS 16
@@ -27,6 +27,9 @@ typedef enum srv_kind { SRV_CHAT, SRV_COMPLETION } srv_kind;
 #define SRV_MAX_LOGIT_BIAS 1024
 #define SRV_MAX_IMAGES 32                       /* images in one request */
 #define SRV_MAX_IMAGE_PIXELS ((uint64_t)64 << 20) /* their decoded pixels together (RGB: 3 bytes each) */
+#define SRV_MAX_AUDIO 8                         /* input_audio parts in one request */
+#define SRV_MAX_AUDIO_SECONDS 1200.0            /* their audio together, and one transcription's:
+                                                 * Qwen3-ASR's documented 20 minutes */
 
 typedef struct srv_error {
     int http;          /* 400, 401, 404, 405, 413, 500, 503 */
@@ -39,18 +42,34 @@ typedef struct srv_error {
 bool srv_fail(srv_error *e, int http, const char *param, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 typedef struct srv_prompt {
-    int32_t *ids;      /* with images: each image token's cache row as -1 */
+    int32_t *ids;      /* with media: each image or audio token's cache row as -1 */
     size_t n;          /* cache rows the prompt takes (image tokens counted) */
     char *text;        /* the prompt as text (echo, the reasoning split); "" for id prompts;
                         * with images, one media marker where each one goes */
     size_t text_len;
-    pocketllm_image **images; /* decoded at parse time, in marker order */
+    pocketllm_image **images; /* decoded at parse time (owned) */
     size_t n_images;
-    bool add_special;  /* how the text is tokenized when images compose it */
+    pocketllm_audio **audios; /* input_audio clips, decoded at parse time (owned) */
+    size_t n_audios;
+    pocketllm_media *media;   /* the images and clips in marker order (views of the two above) */
+    size_t n_media;
+    bool add_special;  /* how the text is tokenized when media compose it */
 } srv_prompt;
+
+/* A transcription (POST /v1/audio/transcriptions, srv_transcribe.h). */
+typedef enum srv_asr_format { SRV_ASR_JSON, SRV_ASR_TEXT, SRV_ASR_VERBOSE_JSON, SRV_ASR_SRT, SRV_ASR_VTT } srv_asr_format;
+typedef struct srv_asr {
+    pocketllm_audio *audio;  /* the uploaded file, decoded (owned) */
+    double seconds;
+    char language[32];       /* the name Qwen3-ASR is forced to ("English"); "" = the model says */
+    char *context;           /* OpenAI's `prompt`, NULL when none */
+    float temperature;       /* 0: greedy */
+    srv_asr_format format;
+} srv_asr;
 
 typedef struct srv_request {
     srv_kind kind;
+    srv_asr *asr;                  /* SRV_TRANSCRIPTION: what to transcribe (no prompts then) */
     bool stream, include_usage;
     uint32_t n;                    /* choices per prompt */
     int64_t max_tokens;            /* -1: until the context is full */
@@ -84,10 +103,28 @@ void srv_request_free(srv_request *r);
  * nothing, what is refused. */
 #define SRV_FIELDS_HELP                                                                                       \
     "Endpoints: GET /health (no key needed), GET /v1/models, GET /v1/models/ID,\n"                            \
-    "POST /v1/chat/completions, POST /v1/completions.  Errors come as OpenAI-style JSON\n"                    \
+    "POST /v1/chat/completions, POST /v1/completions, POST /v1/audio/transcriptions (with an\n"             \
+    "audio --mmproj).  Errors come as OpenAI-style JSON\n"                                                   \
     "({\"error\":{\"message\",\"type\",\"param\",\"code\"}}): 400 for a bad request (the message names\n"   \
     "the field), 401 without the key, 404, 405, 413 for a body over --max-body, 503 when the queue\n"       \
     "is full, 500 when the engine fails.\n\n"                                                                \
+    "POST /v1/audio/transcriptions takes a multipart/form-data form, as OpenAI's API:\n"                    \
+    "  file                   (required) the recording: WAV, FLAC, MP3, Ogg/Vorbis/Opus, ... (what\n"      \
+    "                         libsndfile reads), at most --max-upload-mb (413 past it) and 20 minutes\n"  \
+    "  model                  any string\n"                                                               \
+    "  language               an ISO-639-1 code (en, zh, de, ...) or a name (English) of the 30\n"       \
+    "                         languages Qwen3-ASR knows: forces it; default: the model says which\n"     \
+    "  prompt                 context given to Qwen3-ASR (names, terms) that biases the transcript\n"    \
+    "  response_format        json (default: {\"text\"}), text, verbose_json (task, language,\n"          \
+    "                         duration, text, segments: one per transcribed piece of at most 30 s,\n"   \
+    "                         cut at quiet points, with id, seek, start, end, text, temperature), srt,\n" \
+    "                         vtt (a cue per piece)\n"                                                   \
+    "  temperature            0..1 (default 0: greedy)\n"                                               \
+    "  timestamp_granularities[]  only \"segment\"; stream only false; other fields: 400\n"             \
+    "  json and verbose_json add cut_pieces (pieces whose generation hit the bound of 64 + 16\n"         \
+    "  tokens per second of audio: a repetition loop, cut); every format has the header\n"              \
+    "  X-Transcript-Cut-Pieces.  A bad upload (no file, not audio, truncated, too large, a bad\n"       \
+    "  field) is a 4xx naming the problem.\n\n"                                                           \
     "Request fields; any other field is refused with a 400 that names it:\n"                                 \
     "  model                  any string: the one model served answers, and responses name it\n"             \
     "  messages               (chat) roles system, developer (read as system), user, assistant, tool;\n"    \
@@ -98,7 +135,11 @@ void srv_request_free(srv_request *r);
     "                         data:image/png|jpeg|webp;base64,...; file:///PATH only inside\n"             \
     "                         --allow-image-path; http(s) URLs are refused (nothing is fetched).\n"       \
     "                         image_url.detail is accepted and ignored (the budget is --image-*-tokens);\n" \
-    "                         a bad image is a 400 naming its part.  Audio parts are refused.\n"        \
+    "                         a bad image is a 400 naming its part.  With an audio --mmproj, audio\n"   \
+    "                         parts {\"type\":\"input_audio\",\"input_audio\":{\"data\":B64,\"format\":F}},\n" \
+    "                         F wav or mp3, or flac, ogg, oga, opus, aiff, aif, au, caf, w64 (the decoder\n" \
+    "                         reads the bytes whatever F says); at most 8 clips, 20 minutes together;\n" \
+    "                         a bad clip is a 400 naming its part.\n"                                   \
     "                         name, tool_call_id, tool_calls (of earlier turns) and\n"                     \
     "                         reasoning_content go to the chat template\n"                                   \
     "  prompt                 (completions) a string, a list of strings, a list of token ids, or a\n"       \

@@ -29,6 +29,11 @@ typedef struct pctx {
     pocketllm_image *images[SRV_MAX_IMAGES];   /* the messages' images until the prompt takes them (owned) */
     size_t n_images;
     uint64_t image_pixels;                     /* their pixels together */
+    pocketllm_audio *audios[SRV_MAX_AUDIO];    /* the messages' input_audio clips, likewise (owned) */
+    size_t n_audios;
+    double audio_seconds;                      /* their audio together */
+    pocketllm_media media[SRV_MAX_IMAGES + SRV_MAX_AUDIO]; /* images and clips in the order sent */
+    size_t n_media;
 } pctx;
 
 /* Typed reads of a JSON value: false (and e filled) when it is not one. */

@@ -11,11 +11,24 @@
  * the batch (the engine's rows are computed independently), so a greedy
  * answer is the same alone or beside others.
  *
- * A prompt with images is not chunked into the batch: at the step after
- * its job takes a sequence, it is composed and evaluated on that sequence
- * alone (pocketllm_session_eval_media_seq: the tower runs there, the other
- * sequences wait for that step), and from its first sampled token on the
- * job decodes in the batch like any other.
+ * A prompt with images or audio is not chunked into the batch: at the
+ * step after its job takes a sequence, it is composed and evaluated on that
+ * sequence alone (pocketllm_session_eval_media_list: the towers run there,
+ * the other sequences wait for that step), and from its first sampled token
+ * on the job decodes in the batch like any other.
+ *
+ * A transcription (POST /v1/audio/transcriptions) is one job that takes a
+ * free sequence like a choice does, and at the next step runs
+ * pocketllm_transcribe on it -- the whole recording, piece by piece, to its
+ * transcript -- in the scheduler's thread.  That call owns the session
+ * until it returns: the other sequences make no progress while it runs
+ * (their clients' streams get keep-alives, nothing else).  A recording of
+ * N seconds stalls them for about the time the CLI's `pocketllm
+ * transcribe` takes on it.  Interleaving its pieces with the others'
+ * steps would need the piece-level steps (the split, the ASR prompt, the
+ * parse) outside the engine's ABI, which keeps them in one place
+ * (runtime/asr.h); the server stays on the ABI.  A client that goes away
+ * meanwhile is noticed when the call returns.
  */
 #include "srv_sched.h"
 
@@ -37,12 +50,14 @@ struct srv_task {
     uint32_t jobs_queued;    /* jobs not yet given a sequence */
     bool cancelled, released, news;
     pthread_cond_t cond;
+    pocketllm_transcript *transcript; /* a transcription's result (under the lock) */
 };
 
 typedef struct job {
     srv_task *t;
     size_t choice;
-    const srv_prompt *prompt;
+    const srv_prompt *prompt;    /* NULL for a transcription (t->req.asr) */
+    pocketllm_transcript *transcript; /* a transcription's result, until delivered */
     uint32_t slot;
     pocketllm_sampler *smp;
     pocketllm_detokenizer *detok;
@@ -139,6 +154,7 @@ static void move_choice(srv_choice_update *dst, srv_choice_update *src) {
 
 static void task_free(srv_task *t) {
     srv_request_free(&t->req);
+    pocketllm_transcript_free(t->transcript);
     srv_update_free(&t->pending);
     pthread_cond_destroy(&t->cond);
     free(t);
@@ -152,6 +168,7 @@ static void task_maybe_free(srv_task *t) {
 static void job_free(srv_sched *s, job *j) {
     pocketllm_sampler_free(j->smp);
     pocketllm_detokenizer_free(j->detok);
+    pocketllm_transcript_free(j->transcript);
     srv_stop_free(&j->stop);
     srv_buf_free(&j->stage.text);
     free(j->stage.lp);
@@ -174,6 +191,7 @@ static uint64_t splitmix(uint64_t *x) {
  * first image, so no prompt is ever served another image's rows. */
 static size_t shared_start(const srv_sched *s, uint32_t slot, const srv_prompt *p) {
     size_t k = 0;
+    if (!p) return 0; /* a transcription */
     while (k < s->n_held[slot] && k < p->n && p->ids[k] >= 0 && s->held[slot][k] == p->ids[k]) k++;
     return k;
 }
@@ -187,6 +205,13 @@ static void hold(srv_sched *s, uint32_t slot, int32_t id) {
 /* Give a queued job sequence `slot` (lock held). */
 static bool job_start(srv_sched *s, job *j, uint32_t slot) {
     const srv_request *r = &j->t->req;
+    if (!j->prompt) {
+        /* a transcription: pocketllm_transcribe empties the sequence
+         * before and after, so it holds nothing reusable */
+        j->slot = slot;
+        s->n_held[slot] = 0;
+        return true;
+    }
     pocketllm_sampler_params sp = r->sp;
     /* choice k of a prompt draws with seed + k: each prompt's choices are
      * what they would be if it came alone */
@@ -201,9 +226,9 @@ static bool job_start(srv_sched *s, job *j, uint32_t slot) {
      * in any case, for its logits */
     size_t common = shared_start(s, slot, j->prompt);
     if (common >= j->prompt->n) common = j->prompt->n - 1;
-    /* the composition evaluates a prompt with images whole (its text is
-     * tokenized piece by piece around the images) */
-    if (j->prompt->n_images) common = 0;
+    /* the composition evaluates a prompt with media whole (its text is
+     * tokenized piece by piece around the images and clips) */
+    if (j->prompt->n_media) common = 0;
     if (pocketllm_session_seq_truncate(s->sess, slot, (uint32_t)common)) common = 0;
     s->n_held[slot] = common;
     j->n_fed = common;
@@ -306,7 +331,7 @@ static size_t build_batch(srv_sched *s) {
     }
     for (uint32_t i = 0; i < s->p.parallel && n < budget; i++) {
         job *j = s->slots[i];
-        if (!j || j->n_fed >= j->prompt->n || j->prompt->n_images) continue;
+        if (!j || !j->prompt || j->n_fed >= j->prompt->n || j->prompt->n_media) continue;
         size_t k = j->prompt->n - j->n_fed;
         if (k > budget - n) k = budget - n;
         for (size_t t = 0; t < k; t++) {
@@ -391,6 +416,10 @@ static void deliver(srv_sched *s, const char *fail_msg) {
             s->n_held[i] = 0;
             pocketllm_session_seq_truncate(s->sess, i, 0);
         } else if (j->stage.text.n || j->stage.n_lp || j->stage.finished) {
+            if (j->transcript) {
+                t->transcript = j->transcript;
+                j->transcript = NULL;
+            }
             move_choice(&t->pending.c[j->choice], &j->stage);
             if (j->finished && ++t->n_done == t->n_choices) t->pending.done = true;
         } else {
@@ -406,21 +435,20 @@ static void deliver(srv_sched *s, const char *fail_msg) {
     }
 }
 
-/* Evaluate the prompts with images of jobs that have just taken their
- * sequence, each alone on it, and sample their first tokens; returns the
- * rows evaluated. */
+/* Evaluate the prompts with images or audio of jobs that have just taken
+ * their sequence, each alone on it, and sample their first tokens; returns
+ * the rows evaluated. */
 static size_t media_prefill(srv_sched *s) {
     size_t rows = 0;
     for (uint32_t i = 0; i < s->p.parallel; i++) {
         job *j = s->slots[i];
-        if (!j || !j->prompt->n_images || j->n_fed || j->failed) continue;
+        if (!j || !j->prompt || !j->prompt->n_media || j->n_fed || j->failed) continue;
         const srv_prompt *p = j->prompt;
-        const pocketllm_image *const *imgs = (const pocketllm_image *const *)p->images;
-        pocketllm_status st = pocketllm_session_eval_media_seq(s->sess, j->slot, s->m->mm, p->text, p->text_len, imgs,
-                                                               p->n_images, p->add_special, 1);
+        pocketllm_status st = pocketllm_session_eval_media_list(s->sess, j->slot, s->m->mm, p->text, p->text_len,
+                                                                p->media, p->n_media, p->add_special, 1);
         const float *logits = st ? NULL : pocketllm_session_logits(s->sess, -1);
         if (st || !logits || pocketllm_session_seq_n_past(s->sess, j->slot) != p->n) {
-            snprintf(j->err, sizeof j->err, "the prompt with images failed: %s",
+            snprintf(j->err, sizeof j->err, "the prompt with media failed: %s",
                      st ? pocketllm_last_error() : "the composition's rows differ from the count");
             j->failed = true;
             continue;
@@ -432,6 +460,39 @@ static size_t media_prefill(srv_sched *s) {
         job_sample(s, j, logits);
     }
     return rows;
+}
+
+/* Run the transcriptions that have taken a sequence, one after the other,
+ * each to its end (see the top of the file: the other sequences wait);
+ * returns the tokens they generated. */
+static size_t transcribe_jobs(srv_sched *s) {
+    size_t tokens = 0;
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (!j || j->prompt || j->finished || j->failed) continue;
+        const srv_asr *a = j->t->req.asr;
+        pocketllm_transcribe_params tp = pocketllm_transcribe_default_params();
+        tp.language = a->language[0] ? a->language : NULL;
+        tp.context = a->context;
+        tp.temperature = a->temperature;
+        tp.seed = splitmix(&s->seed_state);
+        pocketllm_transcript *tr = NULL;
+        pocketllm_status st = pocketllm_transcribe(s->sess, j->slot, s->m->mm, a->audio, &tp, &tr);
+        /* (emptied by the call, whatever happened) */
+        s->n_held[j->slot] = 0;
+        if (st || !tr) {
+            snprintf(j->err, sizeof j->err, "the transcription failed: %s", st ? pocketllm_last_error() : "no transcript");
+            pocketllm_transcript_free(tr);
+            j->failed = true;
+            continue;
+        }
+        tokens += tr->n_tokens;
+        j->transcript = tr;
+        j->n_gen = tr->n_tokens;
+        j->stage.n_gen = tr->n_tokens;
+        stage_finish(j, tr->n_cut ? "length" : "stop");
+    }
+    return tokens;
 }
 
 static void *sched_main(void *arg) {
@@ -447,7 +508,7 @@ static void *sched_main(void *arg) {
         }
         pthread_mutex_unlock(&s->mu);
 
-        const size_t media_rows = s->m->mm ? media_prefill(s) : 0;
+        const size_t media_rows = s->m->mm ? media_prefill(s) + transcribe_jobs(s) : 0;
         const size_t n = build_batch(s);
         const char *fail = NULL;
         char msg[256];
@@ -550,7 +611,8 @@ void srv_sched_free(srv_sched *s) {
 }
 
 srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
-    const size_t n_choices = req->n_prompts * req->n;
+    /* a transcription is one job with no prompt */
+    const size_t n_choices = req->asr ? 1 : req->n_prompts * req->n;
     srv_task *t = calloc(1, sizeof *t);
     job **jobs = calloc(n_choices ? n_choices : 1, sizeof *jobs);
     bool ok = t && jobs;
@@ -575,7 +637,7 @@ srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
     for (size_t i = 0; i < n_choices; i++) {
         jobs[i]->t = t;
         jobs[i]->choice = i;
-        jobs[i]->prompt = &t->req.prompts[i / t->req.n];
+        jobs[i]->prompt = t->req.asr ? NULL : &t->req.prompts[i / t->req.n];
     }
     pthread_mutex_lock(&s->mu);
     uint32_t free_slots = s->p.parallel - s->n_active;
@@ -607,6 +669,14 @@ srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
 }
 
 const srv_request *srv_task_request(const srv_task *t) { return &t->req; }
+
+pocketllm_transcript *srv_task_take_transcript(srv_sched *s, srv_task *t) {
+    pthread_mutex_lock(&s->mu);
+    pocketllm_transcript *tr = t->transcript;
+    t->transcript = NULL;
+    pthread_mutex_unlock(&s->mu);
+    return tr;
+}
 
 bool srv_sched_poll(srv_sched *s, srv_task *t, int timeout_ms, srv_update *u) {
     pthread_mutex_lock(&s->mu);

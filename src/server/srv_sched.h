@@ -70,6 +70,9 @@ void srv_sched_free(srv_sched *s);
 srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e);
 /* The request the task runs (read-only, valid until release). */
 const srv_request *srv_task_request(const srv_task *t);
+/* A finished transcription's result (the caller frees it; NULL before
+ * the task is done, or when it failed). */
+pocketllm_transcript *srv_task_take_transcript(srv_sched *s, srv_task *t);
 /* Wait up to timeout_ms for news, then move what is new into u (appended
  * to what u holds).  Returns true when anything changed. */
 bool srv_sched_poll(srv_sched *s, srv_task *t, int timeout_ms, srv_update *u);

@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (srv_request_parse(m, kind, body, len, &r, &e)) {
         /* a prompt with images: its rows are the composition's */
         for (size_t k = 0; k < r.n_prompts; k++)
-            if (r.prompts[k].n_images && (!m->mm || r.prompts[k].n == 0)) abort();
+            if (r.prompts[k].n_media && (!m->mm || r.prompts[k].n == 0)) abort();
         exercise_output(m, &r, r.prompts[0].text, r.prompts[0].text_len);
         srv_request_free(&r);
     } else {

@@ -49,3 +49,12 @@ if command -v convert >/dev/null; then
     jpg=$(convert -size 48x32 gradient:red-blue jpg:- | base64 -w0)
     seed d "{\"messages\":[{\"role\":\"user\",\"content\":[$(img "data:image/jpeg;base64,$jpg"),{\"type\":\"text\",\"text\":\"x\"}]}]}"
 fi
+# input_audio parts (the image model has no audio tower: they reach the
+# part checks and the refusal); a tiny WAV made here
+wav=$(/usr/bin/python3 -c '
+import base64, io, struct, wave
+b = io.BytesIO(); w = wave.open(b, "wb"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+w.writeframes(b"".join(struct.pack("<h", (i * 37) % 2000 - 1000) for i in range(800))); w.close()
+print(base64.b64encode(b.getvalue()).decode())')
+seed d "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\",\"input_audio\":{\"data\":\"$wav\",\"format\":\"wav\"}},{\"type\":\"text\",\"text\":\"x\"}]}]}"
+seed c "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\",\"input_audio\":{\"data\":\"$wav\",\"format\":\"mp3\"}}]}]}"
