@@ -24,8 +24,8 @@
 const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [-t N] [-r REPS]\n"
     "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--device D]\n"
-    "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH)\n"
-    "                       [--image-max-tokens N]] [--json] [--quiet]\n\n"
+    "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH |\n"
+    "                       --audio F) [--image-max-tokens N]] [--json] [--quiet]\n\n"
     "Measure prompt processing (pp) and generation (tg) speed as llama.cpp's llama-bench does:\n"
     "pp = one prefill of N tokens into an empty cache; tg = N single-token decodes after a\n"
     "prefill of DEPTH tokens (untimed).  Tokens are synthetic ids (the same sequence\n"
@@ -68,6 +68,12 @@ const char cmd_bench_usage[] =
     "  --image F           the image (JPEG, PNG, WebP)\n"
     "  --image-size WxH    a synthetic image of that size instead\n"
     "  --image-max-tokens N  the preprocessing's token limit (default 4096)\n"
+    "  --audio F           with an audio tower (Qwen3-ASR's mmproj) instead: file -> embeddings,\n"
+    "                      timed in three parts as `pl_mtmd audio-bench` times libmtmd -- the\n"
+    "                      decode (mono, resampled to 16 kHz), the log-mel windows and the tower\n"
+    "                      on every window; their medians in ms (JSON: an \"audio\" object with\n"
+    "                      decode_ms, mel_ms, encode_ms, total_ms, *_runs_ms, n_tokens, windows,\n"
+    "                      seconds)\n"
     "  --quiet             no progress on stderr\n";
 
 #define MIB (1024.0 * 1024.0)
@@ -180,6 +186,7 @@ typedef struct bench_cfg {
     /* the image encode (--mmproj) */
     const char *mmproj, *image;
     int64_t image_w, image_h, image_max_tokens;
+    const char *audio; /* --audio: the audio encode instead */
 } bench_cfg;
 
 /* One timed run (see the header comment); pp / tg in tokens per second. */
@@ -228,6 +235,7 @@ typedef struct bench_out {
     const char *device;       /* NULL: the CPU */
     uint64_t dev_used, dev_budget;
     const pocketllm_bench_image *img; /* c->reps image runs, or NULL */
+    const pocketllm_bench_audio *aud; /* c->reps audio runs, or NULL */
 } bench_out;
 
 /* The image runs' medians (and spread) of the tower and of the preprocessing. */
@@ -271,6 +279,57 @@ static void print_image_text(const bench_out *b) {
            "(medians; tower %.2f .. %.2f)\n",
            r->width, r->height, r->prep_width, r->prep_height, r->n_tokens, prep.median, enc.median,
            prep.median + enc.median, enc.median > 0 ? r->n_tokens / (enc.median * 1e-3) : 0, enc.min, enc.max);
+}
+
+/* The audio runs' medians (and spread): decode, mel, tower, all three. */
+static void audio_stats(const bench_out *b, stats s[4]) {
+    double v[4][1000];
+    const int n = (int)b->c->reps;
+    for (int i = 0; i < n; i++) {
+        const pocketllm_bench_audio *r = &b->aud[i];
+        v[0][i] = r->decode_ms, v[1][i] = r->mel_ms, v[2][i] = r->encode_ms;
+        v[3][i] = r->decode_ms + r->mel_ms + r->encode_ms;
+    }
+    for (int k = 0; k < 4; k++) s[k] = summarize(v[k], n);
+}
+
+static cJSON *audio_json(const bench_out *b) {
+    stats s[4];
+    audio_stats(b, s);
+    const pocketllm_bench_audio *r = &b->aud[0];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "mmproj", b->c->mmproj);
+    cJSON_AddStringToObject(o, "audio", b->c->audio);
+    cJSON_AddNumberToObject(o, "seconds", r->seconds);
+    cJSON_AddNumberToObject(o, "windows", r->windows);
+    cJSON_AddNumberToObject(o, "n_tokens", r->n_tokens);
+    cJSON_AddNumberToObject(o, "decode_ms", s[0].median);
+    cJSON_AddNumberToObject(o, "mel_ms", s[1].median);
+    cJSON_AddNumberToObject(o, "encode_ms", s[2].median);
+    cJSON_AddNumberToObject(o, "encode_min_ms", s[2].min);
+    cJSON_AddNumberToObject(o, "encode_max_ms", s[2].max);
+    cJSON_AddNumberToObject(o, "total_ms", s[3].median);
+    cJSON_AddNumberToObject(o, "tokens_per_s", s[2].median > 0 ? r->n_tokens / (s[2].median * 1e-3) : 0);
+    const char *keys[4] = {"decode_runs_ms", "mel_runs_ms", "encode_runs_ms", "total_runs_ms"};
+    for (int k = 0; k < 4; k++) {
+        cJSON *a = cJSON_AddArrayToObject(o, keys[k]);
+        for (int i = 0; i < (int)b->c->reps; i++) {
+            const pocketllm_bench_audio *x = &b->aud[i];
+            const double v[4] = {x->decode_ms, x->mel_ms, x->encode_ms, x->decode_ms + x->mel_ms + x->encode_ms};
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(v[k]));
+        }
+    }
+    return o;
+}
+
+static void print_audio_text(const bench_out *b) {
+    stats s[4];
+    audio_stats(b, s);
+    const pocketllm_bench_audio *r = &b->aud[0];
+    printf("audio     %.2f s, %u windows, %u tokens: decode %.2f ms + mel %.2f ms + tower %.2f ms = %.2f ms; "
+           "%.1f tok/s (medians; tower %.2f .. %.2f)\n",
+           r->seconds, r->windows, r->n_tokens, s[0].median, s[1].median, s[2].median, s[3].median,
+           s[2].median > 0 ? r->n_tokens / (s[2].median * 1e-3) : 0, s[2].min, s[2].max);
 }
 
 /* A number, or null where it means nothing (on a device). */
@@ -327,6 +386,7 @@ static void print_json(const bench_out *b) {
     else cJSON_AddNullToObject(o, "rss_within_bound");
     cJSON_AddBoolToObject(o, "rss_peak_reset", b->rss_reset);
     if (b->img) cJSON_AddItemToObject(o, "image", image_json(b));
+    if (b->aud) cJSON_AddItemToObject(o, "audio", audio_json(b));
     char *text = cJSON_PrintUnformatted(o);
     if (text) puts(text);
     free(text);
@@ -369,6 +429,7 @@ static void print_text(const bench_out *b) {
                b->tg_s.min, b->tg_s.max, (long long)c->d);
     print_bound(b);
     if (b->img) print_image_text(b);
+    if (b->aud) print_audio_text(b);
     if (b->device) {
         /* the bound is what a CPU run holds; the driver's own host memory
          * (a shader compiler, staging buffers) is in this figure */
@@ -410,6 +471,7 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
             if (!err) c->kv = strcmp(v, "f16") ? 0 : 1;
         } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) c->mmproj = v;
         else if (cli_opt(argc, argv, &i, "--image", &v, &err)) c->image = v;
+        else if (cli_opt(argc, argv, &i, "--audio", &v, &err)) c->audio = v;
         else if (cli_opt(argc, argv, &i, "--image-max-tokens", &v, &err)) num = &c->image_max_tokens, lo = 8, hi = 16384;
         else if (cli_opt(argc, argv, &i, "--image-size", &v, &err)) {
             char tail;
@@ -425,10 +487,11 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
             return cli_usage(cmd, "%s wants a number %lld..%lld, not '%s'", argv[i - 1], (long long)lo, (long long)hi, v);
     }
     if (!*model_path == !*synth) return cli_usage(cmd, "needs exactly one of --model and --synth");
-    if (c->mmproj && !c->image == !c->image_w)
-        return cli_usage(cmd, "--mmproj needs exactly one of --image and --image-size");
-    if (!c->mmproj && (c->image || c->image_w || c->image_max_tokens))
-        return cli_usage(cmd, "--image, --image-size and --image-max-tokens go with --mmproj");
+    if (c->mmproj && (!!c->image + !!c->image_w + !!c->audio) != 1)
+        return cli_usage(cmd, "--mmproj needs exactly one of --image and --image-size (or --audio)");
+    if (!c->mmproj && (c->image || c->image_w || c->image_max_tokens || c->audio))
+        return cli_usage(cmd, "--image, --image-size, --image-max-tokens and --audio go with --mmproj");
+    if (c->audio && c->image_max_tokens) return cli_usage(cmd, "--image-max-tokens goes with an image, not --audio");
     if (c->p == 0 && c->n == 0 && !c->mmproj) return cli_usage(cmd, "-p 0 and -n 0 leave nothing to measure");
     const int64_t n_ctx = c->p > c->d + c->n ? c->p : c->d + c->n;
     if (n_ctx > (1 << 20)) return cli_usage(cmd, "a context of %lld positions is too large", (long long)n_ctx);
@@ -470,8 +533,16 @@ int cmd_bench(int argc, char **argv) {
     double *bws = calloc((size_t)c.reps, sizeof *bws), *fracs = calloc((size_t)c.reps, sizeof *fracs);
     pocketllm_bench_info info;
     pocketllm_bench_image *img = NULL;
+    pocketllm_bench_audio *aud = NULL;
     if ((st = pocketllm_bench_model_info(m, c.kv, &info))) goto lib_fail;
-    if (c.mmproj) {
+    if (c.audio) {
+        if (!(aud = calloc((size_t)c.reps, sizeof *aud))) {
+            rc = cli_error(cmd, "out of memory");
+            goto done;
+        }
+        if (!quiet) fprintf(stderr, "bench: encoding the audio %lld + 1 times\n", (long long)c.reps);
+        if ((st = pocketllm_bench_audio_encode(m, c.mmproj, c.audio, (int)c.reps, aud))) goto lib_fail;
+    } else if (c.mmproj) {
         if (!(img = calloc((size_t)c.reps, sizeof *img))) {
             rc = cli_error(cmd, "out of memory");
             goto done;
@@ -481,8 +552,8 @@ int cmd_bench(int argc, char **argv) {
                                                (uint32_t)c.image_max_tokens, (int)c.reps, img)))
             goto lib_fail;
     }
-    if (c.p == 0 && c.n == 0) { /* the image alone */
-        bench_out b = {.c = &c, .model = synth ? synth : model_path, .threads = c.threads, .img = img};
+    if (c.p == 0 && c.n == 0) { /* the image (or the audio) alone */
+        bench_out b = {.c = &c, .model = synth ? synth : model_path, .threads = c.threads, .img = img, .aud = aud};
         if (!b.threads) {
             pocketllm_cpu_info ci;
             b.threads = pocketllm_cpu_info_get(&ci) == POCKETLLM_OK ? (int)ci.physical_cores : 0;
@@ -492,14 +563,16 @@ int cmd_bench(int argc, char **argv) {
             cJSON_AddStringToObject(o, "engine", "pocketllm");
             cJSON_AddStringToObject(o, "model", b.model);
             cJSON_AddNumberToObject(o, "threads", b.threads);
-            cJSON_AddItemToObject(o, "image", image_json(&b));
+            if (img) cJSON_AddItemToObject(o, "image", image_json(&b));
+            if (aud) cJSON_AddItemToObject(o, "audio", audio_json(&b));
             char *text = cJSON_PrintUnformatted(o);
             if (text) puts(text);
             free(text);
             cJSON_Delete(o);
         } else {
             printf("model     %s, %d threads, %lld repetitions\n", b.model, b.threads, (long long)c.reps);
-            print_image_text(&b);
+            if (img) print_image_text(&b);
+            if (aud) print_audio_text(&b);
         }
         rc = CLI_OK;
         goto done;
@@ -545,7 +618,8 @@ int cmd_bench(int argc, char **argv) {
     }
 
     bench_out b = {.c = &c, .model = synth ? synth : model_path, .threads = c.threads, .pp = pp, .tg = tg, .bws = bws,
-                   .info = info, .rss_reset = rss_reset, .device = on_device ? device : NULL, .img = img};
+                   .info = info, .rss_reset = rss_reset, .device = on_device ? device : NULL, .img = img,
+                   .aud = aud};
     b.pp_s = summarize(pp, (int)c.reps), b.tg_s = summarize(tg, (int)c.reps);
     b.bw_s = summarize(bws, (int)c.reps), b.frac_s = summarize(fracs, (int)c.reps);
     if (c.n <= 0) b.frac_s.median = 0;
@@ -566,6 +640,7 @@ lib_fail:
     rc = cli_lib_error(cmd, st);
 done:
     free(img);
+    free(aud);
     free(pp);
     free(tg);
     free(bws);

@@ -2,7 +2,7 @@
  * cmd_inspect.c -- `pocketllm inspect`: a summary of a GGUF file (format,
  * architecture, hyperparameters, tokenizer, tensor bytes by type), as text
  * or JSON, with an optional per-tensor listing; an mmproj's vision tower
- * gets its own section (inspect_mmproj.c).
+ * gets its own section (inspect_mmproj.c), its audio tower too (inspect_audio.c).
  */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "inspect_audio.h"
 #include "inspect_mmproj.h"
 
 /* Arrays longer than this are summarised (type and length) rather than listed. */
@@ -172,7 +173,11 @@ static int inspect(const char *path, bool json, bool list_tensors) {
         cJSON_AddItemToObject(tk, "model", tok_model ? json_string(tok_model, strlen(tok_model)) : cJSON_CreateNull());
         cJSON_AddItemToObject(tk, "pre", tok_pre ? json_string(tok_pre, strlen(tok_pre)) : cJSON_CreateNull());
         cJSON_AddNumberToObject(tk, "vocab_size", (double)vocab);
-        if (arch && strcmp(arch, "clip") == 0) cJSON_AddItemToObject(o, "vision", inspect_mmproj_json(g));
+        /* an audio-only mmproj (Qwen3-ASR) gets no empty vision section */
+        if (arch && strcmp(arch, "clip") == 0 && (inspect_has_vision(g) || !inspect_has_audio(g)))
+            cJSON_AddItemToObject(o, "vision", inspect_mmproj_json(g));
+        if (arch && strcmp(arch, "clip") == 0 && inspect_has_audio(g))
+            cJSON_AddItemToObject(o, "audio", inspect_audio_json(g));
         cJSON_AddNumberToObject(o, "tensor_count", (double)n_t);
         cJSON_AddNumberToObject(o, "parameter_count", (double)params);
         cJSON *bt = cJSON_AddObjectToObject(o, "bytes_by_type");
@@ -224,7 +229,9 @@ static int inspect(const char *path, bool json, bool list_tensors) {
                 putchar('\n');
             }
         }
-        if (arch && strcmp(arch, "clip") == 0) inspect_mmproj_text(g, stdout);
+        if (arch && strcmp(arch, "clip") == 0 && (inspect_has_vision(g) || !inspect_has_audio(g)))
+            inspect_mmproj_text(g, stdout);
+        if (arch && strcmp(arch, "clip") == 0 && inspect_has_audio(g)) inspect_audio_text(g, stdout);
         printf("tokenizer:       %s", tok_model ? tok_model : "(none)");
         if (tok_pre) printf(" (pre-tokenizer %s)", tok_pre);
         printf(", vocabulary %" PRIu64 "\n", vocab);
