@@ -755,12 +755,14 @@ static void test_gelu_erf(void) {
         const float *want = isa && isa->gelu_erf ? m : r;
         const char *what = isa && isa->gelu_erf ? "the model" : "the reference";
         for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
-            const int64_t k = lens[li] ? lens[li] : n, at = (int64_t)li * 5;
+            /* the whole array starts at 0: an offset would read (and the sentinel
+             * write) past its end */
+            const int64_t k = lens[li] ? lens[li] : n - 1, at = lens[li] ? (int64_t)li * 5 : 0;
             for (int64_t i = 0; i < k + 1; i++) y[i] = -7.0f;
             v->c->ops->gelu_erf(v->c, x + at, y, k);
             CHECK_MSG(same_bits(y, want + at, (size_t)k * 4), "%s/%d gelu_erf n=%lld is not %s's bits", v->isa, v->nt,
                       (long long)k, what);
-            CHECK_MSG(k == n || y[k] == -7.0f, "%s/%d gelu_erf n=%lld wrote past the end", v->isa, v->nt, (long long)k);
+            CHECK_MSG(y[k] == -7.0f, "%s/%d gelu_erf n=%lld wrote past the end", v->isa, v->nt, (long long)k);
         }
         memcpy(y, x, (size_t)n * 4); /* in place */
         pl_gelu_erf(v->c, y, y, n);
