@@ -40,6 +40,7 @@
 #include "audio/audio_tower_internal.h"
 #include "base/error.h"
 #include "quant/types.h"
+#include "vision/tower_ops.h"
 
 typedef struct enc {
     pl_audio_tower *a;
@@ -52,22 +53,13 @@ typedef struct enc {
 
 /* y = w x (+ b) for n rows, R rows a matmul. */
 static void linear(const enc *e, const pl_weight *w, const float *b, const float *x, int64_t n, float *y) {
-    for (int64_t r = 0; r < n; r += PL_AUDIO_ROWS) {
-        const int64_t k = n - r < PL_AUDIO_ROWS ? n - r : PL_AUDIO_ROWS;
-        pl_mul_mat(e->c, w, x + r * w->n_in, k, y + r * w->n_out);
-    }
-    if (b) pl_add(e->c, y, b, y, n, w->n_out, 1);
+    pl_tower_linear(e->c, PL_AUDIO_ROWS, w, b, x, n, y);
 }
 
 /* fc2(gelu_erf(fc1 x + b1)) + b2 for n rows of x, through the hidden rows t. */
 static void mlp(const enc *e, const pl_weight *fc1, const float *b1, const pl_weight *fc2, const float *b2,
                 const float *x, int64_t n, float *y) {
-    for (int64_t r = 0; r < n; r += PL_AUDIO_ROWS) {
-        const int64_t k = n - r < PL_AUDIO_ROWS ? n - r : PL_AUDIO_ROWS;
-        linear(e, fc1, b1, x + r * fc1->n_in, k, e->t);
-        pl_gelu_erf(e->c, e->t, e->t, k * fc1->n_out);
-        linear(e, fc2, b2, e->t, k, y + r * fc2->n_out);
-    }
+    pl_tower_mlp(e->c, PL_AUDIO_ROWS, true, fc1, b1, fc2, b2, x, n, e->t, y);
 }
 
 /* One conv of a chunk: rows of x (channel-last, cv->h x cv->w_in pixels)

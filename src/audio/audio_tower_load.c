@@ -21,12 +21,9 @@
 #include <string.h>
 
 #include "audio/audio_tower_internal.h"
-#include "backend/backend.h"
-#include "backend/device.h"
 #include "base/error.h"
-#include "base/half.h"
-#include "base/pages.h"
 #include "quant/types.h"
+#include "vision/mmproj_load.h"
 
 #define MAX_DIM (1 << 16)
 #define MAX_LAYERS 256
@@ -34,52 +31,13 @@
 typedef struct loader {
     pl_audio_tower *a;
     const char *path;
+    pl_mmproj_loader m; /* the shared binding helpers' view of a */
 } loader;
-
-static void *const_alloc(loader *ld, size_t bytes) {
-    pl_audio_tower *a = ld->a;
-    /* on a device the copies are uploaded and must outlive the tower's
-     * handle as long as the device keeps their addresses: the text model
-     * owns them then */
-    if (a->text->device) return pl_model_const_alloc(a->text, bytes);
-    void **grown = realloc(a->consts, (a->n_consts + 1) * sizeof *grown);
-    if (!grown) {
-        pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    a->consts = grown;
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for %zu bytes", bytes);
-        return NULL;
-    }
-    a->consts[a->n_consts++] = p;
-    return p;
-}
-
-static pocketllm_status get_int(const loader *ld, const char *key, bool required, uint64_t def, uint64_t lo,
-                                uint64_t hi, int64_t *out) {
-    const pl_gguf *g = ld->a->gguf;
-    if (required && !pl_gguf_get(g, key)) return pl_fail(POCKETLLM_ERR_FORMAT, "missing hyperparameter %s", key);
-    uint64_t u;
-    pocketllm_status st = pl_gguf_get_u64(g, key, def, &u);
-    if (st) return st;
-    if (u < lo || u > hi)
-        return pl_fail(POCKETLLM_ERR_FORMAT, "%s = %llu is outside %llu..%llu", key, (unsigned long long)u,
-                       (unsigned long long)lo, (unsigned long long)hi);
-    *out = (int64_t)u;
-    return POCKETLLM_OK;
-}
-
-static bool get_bool(const loader *ld, const char *key) {
-    uint64_t u = 0;
-    return pl_gguf_get(ld->a->gguf, key) && !pl_gguf_get_u64(ld->a->gguf, key, 0, &u) && u != 0;
-}
 
 static pocketllm_status read_hparams(loader *ld) {
     pl_audio_hparams *hp = &ld->a->hp;
     const pl_gguf *g = ld->a->gguf;
-    if (!get_bool(ld, "clip.has_audio_encoder"))
+    if (!pl_mmproj_get_bool(&ld->m, "clip.has_audio_encoder"))
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "no audio encoder (clip.has_audio_encoder is not set)");
     /* as clip.cpp: the single-modality key first, else the audio one */
     const char *proj = pl_gguf_get_str(g, "clip.projector_type");
@@ -90,15 +48,15 @@ static pocketllm_status read_hparams(loader *ld) {
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "audio projector '%s' is not supported (qwen3a is)", hp->projector);
     pocketllm_status st;
     int64_t head_kv = 0;
-    if ((st = get_int(ld, "clip.audio.embedding_length", true, 0, 4, MAX_DIM, &hp->n_embd)) ||
-        (st = get_int(ld, "clip.audio.block_count", true, 0, 1, MAX_LAYERS, &hp->n_layer)) ||
-        (st = get_int(ld, "clip.audio.feed_forward_length", true, 0, 1, MAX_DIM * 4, &hp->n_ff)) ||
-        (st = get_int(ld, "clip.audio.attention.head_count", true, 0, 1, MAX_DIM, &hp->n_head)) ||
-        (st = get_int(ld, "clip.audio.attention.head_count_kv", false, (uint64_t)hp->n_head, 1, MAX_DIM, &head_kv)) ||
-        (st = get_int(ld, "clip.audio.attention.head_dim", false, (uint64_t)(hp->n_embd / hp->n_head), 1,
+    if ((st = pl_mmproj_get_int(&ld->m, "clip.audio.embedding_length", true, 0, 4, MAX_DIM, &hp->n_embd)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.audio.block_count", true, 0, 1, MAX_LAYERS, &hp->n_layer)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.audio.feed_forward_length", true, 0, 1, MAX_DIM * 4, &hp->n_ff)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.audio.attention.head_count", true, 0, 1, MAX_DIM, &hp->n_head)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.audio.attention.head_count_kv", false, (uint64_t)hp->n_head, 1, MAX_DIM, &head_kv)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.audio.attention.head_dim", false, (uint64_t)(hp->n_embd / hp->n_head), 1,
                       PL_MAX_HEAD_DIM, &hp->head_dim)) ||
-        (st = get_int(ld, "clip.audio.projection_dim", true, 0, 1, MAX_DIM, &hp->n_embd_text)) ||
-        (st = get_int(ld, "clip.audio.num_mel_bins", true, 0, 3, 1024, &hp->n_mel)))
+        (st = pl_mmproj_get_int(&ld->m, "clip.audio.projection_dim", true, 0, 1, MAX_DIM, &hp->n_embd_text)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.audio.num_mel_bins", true, 0, 3, 1024, &hp->n_mel)))
         return st;
     if (head_kv != hp->n_head)
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "the tower has %lld KV heads for %lld heads; Qwen3-ASR's has one each",
@@ -115,78 +73,6 @@ static pocketllm_status read_hparams(loader *ld) {
     return POCKETLLM_OK;
 }
 
-static const pl_gguf_tensor *find(const loader *ld, const char *name) {
-    return pl_gguf_tensor_by_name(ld->a->gguf, name);
-}
-
-/* n_out rows of n_in of a tensor of n_in x n_out elements in all. */
-static pocketllm_status bind_rows(loader *ld, const pl_gguf_tensor *t, int64_t n_in, int64_t n_out, pl_weight *w) {
-    if (!pl_cpu_supports(PL_OP_MUL_MAT, t->type))
-        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "tensor %s is %s, which this build cannot compute with (see 'pocketllm ops')",
-                       t->name, pocketllm_type_name(t->type));
-    uint64_t row;
-    if (!pl_type_row_bytes(t->type, (uint64_t)n_in, &row) || row * (uint64_t)n_out != t->n_bytes)
-        return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s: rows of %lld do not fit %s blocks", t->name, (long long)n_in,
-                       pocketllm_type_name(t->type));
-    *w = (pl_weight){t->name, t->data, t->type, n_in, n_out, (size_t)row};
-    if (n_in > ld->a->max_in) ld->a->max_in = n_in;
-    return POCKETLLM_OK;
-}
-
-static pocketllm_status matrix(loader *ld, const char *name, int64_t n_in, int64_t n_out, pl_weight *w) {
-    memset(w, 0, sizeof *w);
-    const pl_gguf_tensor *t = find(ld, name);
-    if (!t) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s is missing", name);
-    /* n_out < 0: any (the projector's middle width is mm.a.mlp.1's own) */
-    if (t->n_dims != 2 || t->ne[0] != n_in || (n_out >= 0 && t->ne[1] != n_out))
-        return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has shape [%lld, %lld, %lld], expected [%lld, %lld]", name,
-                       (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)n_in,
-                       (long long)(n_out >= 0 ? n_out : t->ne[1]));
-    return bind_rows(ld, t, n_in, t->ne[1], w);
-}
-
-/* Bind vector `name` of n elements as f32 (any shape of n elements: the
- * conv biases are [1, 1, c]); absent and optional: *out stays NULL. */
-static pocketllm_status vector(loader *ld, const char *name, int64_t n, bool optional, const float **out) {
-    *out = NULL;
-    const pl_gguf_tensor *t = find(ld, name);
-    if (!t) return optional ? POCKETLLM_OK : pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s is missing", name);
-    if (t->n_elements != (uint64_t)n)
-        return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has %llu elements, expected %lld", name,
-                       (unsigned long long)t->n_elements, (long long)n);
-    if (t->type == PL_TYPE_F32) {
-        *out = (const float *)t->data;
-        return POCKETLLM_OK;
-    }
-    if (t->type != PL_TYPE_F16 && t->type != PL_TYPE_BF16)
-        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "tensor %s is %s; vectors must be f32, f16 or bf16", name,
-                       pocketllm_type_name(t->type));
-    float *f = const_alloc(ld, (size_t)n * sizeof *f);
-    if (!f) return POCKETLLM_ERR_NO_MEMORY;
-    const uint16_t *h = (const uint16_t *)t->data;
-    for (int64_t i = 0; i < n; i++) f[i] = t->type == PL_TYPE_F16 ? pl_f16_to_f32(h[i]) : pl_bf16_to_f32(h[i]);
-    *out = f;
-    return POCKETLLM_OK;
-}
-
-/* A layer norm's weight and bias (each optional, as in libmtmd). */
-static pocketllm_status norm(loader *ld, const char *base, int64_t n, const float **w, const float **b) {
-    char name[96];
-    snprintf(name, sizeof name, "%s.weight", base);
-    pocketllm_status st = vector(ld, name, n, true, w);
-    snprintf(name, sizeof name, "%s.bias", base);
-    return st ? st : vector(ld, name, n, true, b);
-}
-
-static pocketllm_status linear(loader *ld, const char *base, int64_t n_in, int64_t n_out, bool bias_required,
-                               pl_weight *w, const float **b) {
-    char name[96];
-    snprintf(name, sizeof name, "%s.weight", base);
-    pocketllm_status st = matrix(ld, name, n_in, n_out, w);
-    snprintf(name, sizeof name, "%s.bias", base);
-    return st ? st : vector(ld, name, w->n_out, !bias_required, b);
-}
-
 /* Output side of a 3x3, stride 2, padding 1 convolution. */
 static int64_t conv_side(int64_t n) { return (n + 2 - 3) / 2 + 1; }
 
@@ -194,7 +80,7 @@ static int64_t conv_side(int64_t n) { return (n + 2 - 3) / 2 + 1; }
  * biases of c; the image shrinks from n_mel x 100 to oh3 x 13. */
 static pocketllm_status bind_convs(loader *ld) {
     pl_audio_tower *a = ld->a;
-    const pl_gguf_tensor *t1 = find(ld, "a.conv2d.1.weight");
+    const pl_gguf_tensor *t1 = pl_mmproj_find(&ld->m, "a.conv2d.1.weight");
     if (!t1) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor a.conv2d.1.weight is missing");
     const int64_t c = t1->n_dims == 4 ? t1->ne[3] : 0;
     if (c < 1 || c > 4096) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor a.conv2d.1.weight is not [3, 3, 1, channels]");
@@ -205,7 +91,7 @@ static pocketllm_status bind_convs(loader *ld) {
         const int64_t c_in = i ? c : 1;
         char name[64];
         snprintf(name, sizeof name, "a.conv2d.%d.weight", i + 1);
-        const pl_gguf_tensor *t = find(ld, name);
+        const pl_gguf_tensor *t = pl_mmproj_find(&ld->m, name);
         if (!t) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s is missing", name);
         if (t->n_dims != 4 || t->ne[0] != 3 || t->ne[1] != 3 || t->ne[2] != c_in || t->ne[3] != c)
             return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has shape [%lld, %lld, %lld, %lld], expected [3, 3, %lld, %lld]",
@@ -219,40 +105,31 @@ static pocketllm_status bind_convs(loader *ld) {
         if (i && (t->type == PL_TYPE_F16) != a->conv_f16)
             return pl_fail(POCKETLLM_ERR_FORMAT, "the conv kernels have different types");
         a->conv_f16 = t->type == PL_TYPE_F16;
-        pocketllm_status st = bind_rows(ld, t, 9 * c_in, c, &cv->w);
+        pocketllm_status st = pl_mmproj_bind_rows(&ld->m, t, 9 * c_in, c, &cv->w);
         snprintf(name, sizeof name, "a.conv2d.%d.bias", i + 1);
-        if (!st) st = vector(ld, name, c, false, &cv->b);
+        if (!st) st = pl_mmproj_vector(&ld->m, name, c, false, &cv->b);
         if (st) return st;
         cv->c_in = c_in, cv->h = h, cv->w_in = w;
         cv->oh = h = conv_side(h);
         cv->ow = w = conv_side(w);
     }
     if (w != PL_AUDIO_CHUNK_TOKENS) return pl_fail(POCKETLLM_ERR_INTERNAL, "conv geometry");
-    return matrix(ld, "a.conv_out.weight", c * h, a->hp.n_embd, &a->conv_out);
+    return pl_mmproj_matrix(&ld->m, "a.conv_out.weight", c * h, a->hp.n_embd, &a->conv_out);
 }
 
 /* The first 13 rows of the position table (each chunk restarts at 0). */
 static pocketllm_status bind_pos(loader *ld) {
     pl_audio_tower *a = ld->a;
     const int64_t d = a->hp.n_embd, n = PL_AUDIO_CHUNK_TOKENS * d;
-    const pl_gguf_tensor *t = find(ld, "a.position_embd.weight");
+    const pl_gguf_tensor *t = pl_mmproj_find(&ld->m, "a.position_embd.weight");
     if (!t) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor a.position_embd.weight is missing");
     if (t->n_dims != 2 || t->ne[0] != d || t->ne[1] < PL_AUDIO_CHUNK_TOKENS)
         return pl_fail(POCKETLLM_ERR_FORMAT, "tensor a.position_embd.weight has shape [%lld, %lld], expected [%lld, >= %d]",
                        (long long)t->ne[0], (long long)t->ne[1], (long long)d, PL_AUDIO_CHUNK_TOKENS);
-    if (t->type == PL_TYPE_F32) {
-        a->pos = (const float *)t->data;
-        return POCKETLLM_OK;
-    }
-    if (t->type != PL_TYPE_F16 && t->type != PL_TYPE_BF16)
+    if (t->type != PL_TYPE_F32 && t->type != PL_TYPE_F16 && t->type != PL_TYPE_BF16)
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "tensor a.position_embd.weight is %s; it must be f32, f16 or bf16",
                        pocketllm_type_name(t->type));
-    float *f = const_alloc(ld, (size_t)n * sizeof *f);
-    if (!f) return POCKETLLM_ERR_NO_MEMORY;
-    const uint16_t *h = (const uint16_t *)t->data;
-    for (int64_t i = 0; i < n; i++) f[i] = t->type == PL_TYPE_F16 ? pl_f16_to_f32(h[i]) : pl_bf16_to_f32(h[i]);
-    a->pos = f;
-    return POCKETLLM_OK;
+    return pl_mmproj_f32_of(&ld->m, t, n, &a->pos);
 }
 
 static pocketllm_status bind_layer(loader *ld, int il) {
@@ -262,51 +139,25 @@ static pocketllm_status bind_layer(loader *ld, int il) {
     char b[64], name[96];
     pocketllm_status st;
     snprintf(name, sizeof name, "a.blk.%d.ffn_gate.weight", il);
-    if (find(ld, name)) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s: a gated FFN is not Qwen3-ASR's encoder", name);
+    if (pl_mmproj_find(&ld->m, name)) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s: a gated FFN is not Qwen3-ASR's encoder", name);
     snprintf(name, sizeof name, "a.blk.%d.attn_qkv.weight", il);
-    if (find(ld, name)) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s: a fused Q/K/V is not Qwen3-ASR's encoder", name);
+    if (pl_mmproj_find(&ld->m, name)) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s: a fused Q/K/V is not Qwen3-ASR's encoder", name);
     snprintf(b, sizeof b, "a.blk.%d.ln1", il);
-    if ((st = norm(ld, b, d, &ly->ln1_w, &ly->ln1_b))) return st;
+    if ((st = pl_mmproj_norm(&ld->m, b, d, &ly->ln1_w, &ly->ln1_b))) return st;
     snprintf(b, sizeof b, "a.blk.%d.ln2", il);
-    if ((st = norm(ld, b, d, &ly->ln2_w, &ly->ln2_b))) return st;
+    if ((st = pl_mmproj_norm(&ld->m, b, d, &ly->ln2_w, &ly->ln2_b))) return st;
     snprintf(b, sizeof b, "a.blk.%d.attn_q", il);
-    if ((st = linear(ld, b, d, d, false, &ly->q, &ly->q_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, d, false, &ly->q, &ly->q_b))) return st;
     snprintf(b, sizeof b, "a.blk.%d.attn_k", il);
-    if ((st = linear(ld, b, d, d, false, &ly->k, &ly->k_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, d, false, &ly->k, &ly->k_b))) return st;
     snprintf(b, sizeof b, "a.blk.%d.attn_v", il);
-    if ((st = linear(ld, b, d, d, false, &ly->v, &ly->v_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, d, false, &ly->v, &ly->v_b))) return st;
     snprintf(b, sizeof b, "a.blk.%d.attn_out", il);
-    if ((st = linear(ld, b, d, d, false, &ly->out, &ly->out_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, d, false, &ly->out, &ly->out_b))) return st;
     snprintf(b, sizeof b, "a.blk.%d.ffn_up", il);
-    if ((st = linear(ld, b, d, a->hp.n_ff, false, &ly->up, &ly->up_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, a->hp.n_ff, false, &ly->up, &ly->up_b))) return st;
     snprintf(b, sizeof b, "a.blk.%d.ffn_down", il);
-    return linear(ld, b, a->hp.n_ff, d, false, &ly->down, &ly->down_b);
-}
-
-static int range_cmp(const void *x, const void *y) {
-    const uintptr_t p = (uintptr_t)((const pl_upload_range *)x)->host, q = (uintptr_t)((const pl_upload_range *)y)->host;
-    return p < q ? -1 : p > q;
-}
-
-/* The tensors and the loader's copies to the text model's device, as the
- * vision tower's go (vision_load.c). */
-static pocketllm_status upload(pl_audio_tower *a, size_t first_const) {
-    pl_model *m = a->text;
-    const size_t n = (size_t)a->gguf->n_tensors + (m->n_consts - first_const);
-    pl_upload_range *r = calloc(n ? n : 1, sizeof *r);
-    if (!r) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-    size_t k = 0;
-    for (uint64_t i = 0; i < a->gguf->n_tensors; i++) {
-        const pl_gguf_tensor *t = &a->gguf->tensors[i];
-        if (t->n_bytes) r[k++] = (pl_upload_range){t->data, (size_t)t->n_bytes, t->name};
-    }
-    for (size_t i = first_const; i < m->n_consts; i++) r[k++] = (pl_upload_range){m->consts[i].p, m->consts[i].bytes, "a vector"};
-    qsort(r, k, sizeof *r, range_cmp);
-    pocketllm_status st = m->device->ops->upload(m->device, r, k, NULL, NULL);
-    free(r);
-    if (!st && a->gguf->mapped)
-        pl_pages_drop(a->gguf->base + a->gguf->data_offset, (size_t)(a->gguf->size - a->gguf->data_offset));
-    return st;
+    return pl_mmproj_linear(&ld->m, b, a->hp.n_ff, d, false, &ly->down, &ly->down_b);
 }
 
 pocketllm_status pl_audio_reserve(pl_audio_tower *a, int64_t n_tokens) {
@@ -319,8 +170,7 @@ pocketllm_status pl_audio_reserve(pl_audio_tower *a, int64_t n_tokens) {
 
 static pocketllm_status open_compute(pl_audio_tower *a) {
     pl_model *m = a->text;
-    pocketllm_status st = m->device ? m->device->ops->compute_new(m->device, m->n_threads, &a->c)
-                                    : pl_backend_find("cpu")->compute_new(m->n_threads, &a->c);
+    pocketllm_status st = pl_mmproj_compute_new(m, &a->c);
     if (st) return st;
     if (!a->c->ops->layer_norm || !a->c->ops->gelu_erf || !a->c->ops->im2col || !a->c->ops->transpose)
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED,
@@ -338,32 +188,34 @@ pocketllm_status pl_audio_open(pl_model *text, const char *path, pl_audio_tower 
     pl_audio_tower *a = calloc(1, sizeof *a);
     if (!a) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     a->text = text;
-    loader ld = {a, path};
+    /* the conv biases are [1, 1, c]: vectors of any shape */
+    loader ld = {a, path, {text, NULL, &a->consts, &a->n_consts, &a->max_in, true}};
     const size_t first_const = text->n_consts;
     pocketllm_status st = pocketllm_gguf_open(path, &a->gguf);
     if (st) goto fail;
+    ld.m.gguf = a->gguf;
     if ((st = read_hparams(&ld))) goto fail_named;
     if (!(a->layers = calloc((size_t)a->hp.n_layer, sizeof *a->layers))) {
         st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
         goto fail;
     }
     if ((st = bind_convs(&ld)) || (st = bind_pos(&ld))) goto fail_named;
-    if (find(&ld, "a.pre_ln.weight") || find(&ld, "a.pre_ln.bias")) {
+    if (pl_mmproj_find(&ld.m, "a.pre_ln.weight") || pl_mmproj_find(&ld.m, "a.pre_ln.bias")) {
         st = pl_fail(POCKETLLM_ERR_UNSUPPORTED, "a.pre_ln: a norm before the blocks is not Qwen3-ASR's encoder");
         goto fail_named;
     }
     for (int il = 0; il < a->hp.n_layer; il++)
         if ((st = bind_layer(&ld, il))) goto fail_named;
-    if ((st = norm(&ld, "a.post_ln", a->hp.n_embd, &a->post_w, &a->post_b)) ||
-        (st = linear(&ld, "mm.a.mlp.1", a->hp.n_embd, -1, true, &a->mm1, &a->mm1_b)) ||
-        (st = linear(&ld, "mm.a.mlp.2", a->mm1.n_out, a->hp.n_embd_text, true, &a->mm2, &a->mm2_b)))
+    if ((st = pl_mmproj_norm(&ld.m, "a.post_ln", a->hp.n_embd, &a->post_w, &a->post_b)) ||
+        (st = pl_mmproj_linear(&ld.m, "mm.a.mlp.1", a->hp.n_embd, -1, true, &a->mm1, &a->mm1_b)) ||
+        (st = pl_mmproj_linear(&ld.m, "mm.a.mlp.2", a->mm1.n_out, a->hp.n_embd_text, true, &a->mm2, &a->mm2_b)))
         goto fail_named;
     if (a->hp.n_embd_text != text->dims.n_embd) {
         st = pl_fail(POCKETLLM_ERR_FORMAT, "the tower projects to %lld but the text model's width is %lld: not a pair",
                      (long long)a->hp.n_embd_text, (long long)text->dims.n_embd);
         goto fail_named;
     }
-    if (text->device && (st = upload(a, first_const))) goto fail_named;
+    if (text->device && (st = pl_mmproj_upload(text, a->gguf, first_const))) goto fail_named;
     if ((st = open_compute(a))) goto fail;
     *out = a;
     return POCKETLLM_OK;
@@ -377,14 +229,8 @@ fail:
 void pl_audio_close(pl_audio_tower *a) {
     if (!a) return;
     if (a->c) a->c->ops->free(a->c);
-    for (size_t i = 0; i < a->n_consts; i++) free(a->consts[i]);
-    free(a->consts);
     free(a->layers);
-    /* on a device the mapping is kept (its pages dropped), as the vision
-     * tower's is: the device still has its addresses registered */
-    if (a->gguf && a->text->device && a->gguf->mapped)
-        pl_pages_drop(a->gguf->base + a->gguf->data_offset, (size_t)(a->gguf->size - a->gguf->data_offset));
-    else pocketllm_gguf_close(a->gguf);
+    pl_mmproj_release(a->text, a->gguf, a->consts, a->n_consts);
     free(a);
 }
 

@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-static int64_t key_i64(const pocketllm_gguf *g, const char *key) {
+int64_t inspect_key_i64(const pocketllm_gguf *g, const char *key) {
     const pocketllm_gguf_value *v = pocketllm_gguf_find(g, key);
     int64_t i;
     uint64_t u;
@@ -21,8 +21,8 @@ static int64_t key_i64(const pocketllm_gguf *g, const char *key) {
     return -1;
 }
 
-bool inspect_has_audio(const pocketllm_gguf *g) { return key_i64(g, "clip.has_audio_encoder") > 0; }
-bool inspect_has_vision(const pocketllm_gguf *g) { return key_i64(g, "clip.has_vision_encoder") > 0; }
+bool inspect_has_audio(const pocketllm_gguf *g) { return inspect_key_i64(g, "clip.has_audio_encoder") > 0; }
+bool inspect_has_vision(const pocketllm_gguf *g) { return inspect_key_i64(g, "clip.has_vision_encoder") > 0; }
 
 /* Tensor groups, as a quantization rule sees them. */
 enum { G_BLOCKS, G_CONV, G_CONV_OUT, G_POS, G_PROJ, G_OTHER, G_COUNT };
@@ -61,13 +61,13 @@ enum { N_SIZES = 7 };
 static const char *const size_keys[N_SIZES] = {"width", "blocks", "heads", "head_dim", "ff", "mel_bins",
                                                "projection_width"};
 static void sizes_of(const pocketllm_gguf *g, int64_t v[N_SIZES]) {
-    v[0] = key_i64(g, "clip.audio.embedding_length");
-    v[1] = key_i64(g, "clip.audio.block_count");
-    v[2] = key_i64(g, "clip.audio.attention.head_count");
+    v[0] = inspect_key_i64(g, "clip.audio.embedding_length");
+    v[1] = inspect_key_i64(g, "clip.audio.block_count");
+    v[2] = inspect_key_i64(g, "clip.audio.attention.head_count");
     v[3] = v[2] > 0 && v[0] > 0 ? v[0] / v[2] : -1;
-    v[4] = key_i64(g, "clip.audio.feed_forward_length");
-    v[5] = key_i64(g, "clip.audio.num_mel_bins");
-    v[6] = key_i64(g, "clip.audio.projection_dim");
+    v[4] = inspect_key_i64(g, "clip.audio.feed_forward_length");
+    v[5] = inspect_key_i64(g, "clip.audio.num_mel_bins");
+    v[6] = inspect_key_i64(g, "clip.audio.projection_dim");
 }
 
 static const char *projector_of(const pocketllm_gguf *g) {

@@ -11,6 +11,9 @@
 
 #include "pocketllm.h"
 
+/* Integer key `key` of the file (signed or unsigned); -1 when absent or
+ * not an integer (both inspect_audio.c and inspect_mmproj.c read them so). */
+int64_t inspect_key_i64(const pocketllm_gguf *g, const char *key);
 /* clip.has_audio_encoder / clip.has_vision_encoder of the file (false when absent). */
 bool inspect_has_audio(const pocketllm_gguf *g);
 bool inspect_has_vision(const pocketllm_gguf *g);

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "inspect_audio.h"
+
 #define MAX_DEEPSTACK 64
 
 typedef struct mmproj_info {
@@ -29,15 +31,6 @@ enum { G_BLOCKS, G_DEEPSTACK, G_MERGER, G_PATCH, G_POS, G_OTHER, G_COUNT };
 static const char *const group_names[G_COUNT] = {"blocks", "deepstack", "merger", "patch_embd", "position_embd",
                                                  "norms+biases"};
 
-static int64_t key_i64(const pocketllm_gguf *g, const char *key) {
-    const pocketllm_gguf_value *v = pocketllm_gguf_find(g, key);
-    int64_t i;
-    uint64_t u;
-    if (v && pocketllm_gguf_value_i64(v, &i) == POCKETLLM_OK) return i;
-    if (v && pocketllm_gguf_value_u64(v, &u) == POCKETLLM_OK && u <= INT64_MAX) return (int64_t)u;
-    return -1;
-}
-
 static int key_f64_array3(const pocketllm_gguf *g, const char *key, double out[3]) {
     const pocketllm_gguf_value *v = pocketllm_gguf_find(g, key);
     if (!v || pocketllm_gguf_value_type(v) != POCKETLLM_GGUF_ARRAY || pocketllm_gguf_array_len(v) != 3) return 0;
@@ -51,16 +44,16 @@ static void read_info(const pocketllm_gguf *g, mmproj_info *m) {
     /* a file with several modalities names the vision projector apart */
     m->projector = pocketllm_gguf_value_str(pocketllm_gguf_find(g, "clip.vision.projector_type"), NULL);
     if (!m->projector) m->projector = pocketllm_gguf_value_str(pocketllm_gguf_find(g, "clip.projector_type"), NULL);
-    m->n_embd = key_i64(g, "clip.vision.embedding_length");
-    m->n_layer = key_i64(g, "clip.vision.block_count");
-    m->n_head = key_i64(g, "clip.vision.attention.head_count");
-    m->head_dim = key_i64(g, "clip.vision.attention.head_dim");
+    m->n_embd = inspect_key_i64(g, "clip.vision.embedding_length");
+    m->n_layer = inspect_key_i64(g, "clip.vision.block_count");
+    m->n_head = inspect_key_i64(g, "clip.vision.attention.head_count");
+    m->head_dim = inspect_key_i64(g, "clip.vision.attention.head_dim");
     if (m->head_dim < 0 && m->n_head > 0 && m->n_embd > 0) m->head_dim = m->n_embd / m->n_head;
-    m->n_ff = key_i64(g, "clip.vision.feed_forward_length");
-    m->patch = key_i64(g, "clip.vision.patch_size");
-    m->merge = key_i64(g, "clip.vision.spatial_merge_size");
-    m->image_size = key_i64(g, "clip.vision.image_size");
-    m->proj_dim = key_i64(g, "clip.vision.projection_dim");
+    m->n_ff = inspect_key_i64(g, "clip.vision.feed_forward_length");
+    m->patch = inspect_key_i64(g, "clip.vision.patch_size");
+    m->merge = inspect_key_i64(g, "clip.vision.spatial_merge_size");
+    m->image_size = inspect_key_i64(g, "clip.vision.image_size");
+    m->proj_dim = inspect_key_i64(g, "clip.vision.projection_dim");
     m->eps = -1;
     const pocketllm_gguf_value *e = pocketllm_gguf_find(g, "clip.vision.attention.layer_norm_epsilon");
     if (e) pocketllm_gguf_value_f64(e, &m->eps);

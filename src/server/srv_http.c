@@ -319,3 +319,28 @@ void srv_http_stop(srv_http *h) {
     MHD_stop_daemon(h->d);
     free(h);
 }
+
+bool srv_http_wait(srv_http *h, struct MHD_Connection *conn, srv_task *t, srv_update *u, unsigned *status,
+                   enum MHD_Result *ret) {
+    for (;;) {
+        srv_sched_poll(h->s, t, SRV_HTTP_POLL_MS, u);
+        if (u->done || u->failed) return true;
+        if (atomic_load(&h->stopping)) {
+            srv_sched_release(h->s, t);
+            srv_update_free(u);
+            srv_error e;
+            srv_fail(&e, 503, NULL, "the server is stopping");
+            *status = 503;
+            *ret = srv_http_reply_json(conn, 503, srv_json_error(&e));
+            return false;
+        }
+        if (srv_http_client_gone(conn)) {
+            /* nobody to answer: dropping the task cancels it */
+            srv_sched_release(h->s, t);
+            srv_update_free(u);
+            *status = 499;
+            *ret = MHD_NO;
+            return false;
+        }
+    }
+}

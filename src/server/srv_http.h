@@ -37,6 +37,10 @@ void srv_http_stop(srv_http *h);
 
 /* ---- shared by the srv_http*.c files ---------------------------------------- */
 
+/* How long one poll of a task waits for news (ms): bounds how late a stop
+ * or a gone client is noticed. */
+#define SRV_HTTP_POLL_MS 100
+
 struct srv_http {
     srv_http_params p;
     const srv_model *m;
@@ -50,6 +54,12 @@ struct srv_http {
 bool srv_http_client_gone(struct MHD_Connection *conn);
 /* Answer with a JSON body (taken over; NULL: a 500). */
 enum MHD_Result srv_http_reply_json(struct MHD_Connection *conn, unsigned status, char *json);
+/* Poll task t into *u until it is done or has failed: true.  False when
+ * the server stops (the task released, *u freed, a 503 answered into *ret)
+ * or the client has gone (released and freed, *ret MHD_NO: nobody to
+ * answer, and dropping the task cancels it); *status is the HTTP status. */
+bool srv_http_wait(srv_http *h, struct MHD_Connection *conn, srv_task *t, srv_update *u, unsigned *status,
+                   enum MHD_Result *ret);
 /* Run a parsed completion request to its answer (whole or streamed). */
 enum MHD_Result srv_http_generate(srv_http *h, struct MHD_Connection *conn, srv_request *req, unsigned *status);
 /* Run a parsed transcription request to its answer (srv_http_asr.c). */

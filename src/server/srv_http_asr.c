@@ -13,8 +13,6 @@
 #include "srv_response.h"
 #include "srv_transcribe.h"
 
-#define POLL_MS 100
-
 static enum MHD_Result reply_body(struct MHD_Connection *conn, unsigned status, char *body, size_t len,
                                   const char *content_type, uint32_t n_cut) {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -43,24 +41,8 @@ enum MHD_Result srv_http_transcribe(srv_http *h, struct MHD_Connection *conn, sr
     }
     srv_update u;
     srv_update_init(&u, 1);
-    for (;;) {
-        srv_sched_poll(h->s, t, POLL_MS, &u);
-        if (u.done || u.failed) break;
-        if (atomic_load(&h->stopping)) {
-            srv_sched_release(h->s, t);
-            srv_update_free(&u);
-            srv_fail(&e, 503, NULL, "the server is stopping");
-            *status = 503;
-            return srv_http_reply_json(conn, 503, srv_json_error(&e));
-        }
-        if (srv_http_client_gone(conn)) {
-            srv_sched_release(h->s, t);
-            srv_update_free(&u);
-            *status = 499;
-            return MHD_NO;
-        }
-    }
     enum MHD_Result ret;
+    if (!srv_http_wait(h, conn, t, &u, status, &ret)) return ret;
     pocketllm_transcript *tr = u.failed ? NULL : srv_task_take_transcript(h->s, t);
     if (!tr) {
         srv_fail(&e, 500, NULL, "%s", u.failed ? u.error : "the transcription left no transcript");

@@ -16,8 +16,6 @@
 #include "srv_response.h"
 #include "srv_think.h"
 
-#define POLL_MS 100
-
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -32,24 +30,7 @@ static enum MHD_Result whole(srv_http *h, struct MHD_Connection *conn, srv_task 
     srv_update_init(&u, r->n_prompts * r->n);
     srv_error e;
     enum MHD_Result ret;
-    for (;;) {
-        srv_sched_poll(h->s, t, POLL_MS, &u);
-        if (u.done || u.failed) break;
-        if (atomic_load(&h->stopping)) {
-            srv_sched_release(h->s, t);
-            srv_update_free(&u);
-            srv_fail(&e, 503, NULL, "the server is stopping");
-            *status = 503;
-            return srv_http_reply_json(conn, 503, srv_json_error(&e));
-        }
-        if (srv_http_client_gone(conn)) {
-            /* nobody to answer: dropping the task cancels it */
-            srv_sched_release(h->s, t);
-            srv_update_free(&u);
-            *status = 499;
-            return MHD_NO;
-        }
-    }
+    if (!srv_http_wait(h, conn, t, &u, status, &ret)) return ret;
     if (u.failed) {
         srv_fail(&e, 500, NULL, "%s", u.error);
         *status = 500;
@@ -167,7 +148,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         }
         if (st->ended) return MHD_CONTENT_READER_END_OF_STREAM;
         if (atomic_load(&st->h->stopping) || srv_http_client_gone(st->conn)) return MHD_CONTENT_READER_END_WITH_ERROR;
-        if (srv_sched_poll(st->h->s, st->t, POLL_MS, &st->u)) format_update(st);
+        if (srv_sched_poll(st->h->s, st->t, SRV_HTTP_POLL_MS, &st->u)) format_update(st);
         else if (now_ms() - st->last_sent >= st->h->p.keepalive_ms) srv_buf_str(&st->out, ": keep-alive\n\n");
     }
 }

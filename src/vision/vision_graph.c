@@ -30,6 +30,7 @@
 
 #include "base/error.h"
 #include "quant/types.h"
+#include "vision/tower_ops.h"
 #include "vision/vision_internal.h"
 
 typedef struct enc {
@@ -41,22 +42,13 @@ typedef struct enc {
 
 /* y = w x (+ b) for n rows, C rows a matmul. */
 static void linear(const enc *e, const pl_weight *w, const float *b, const float *x, int64_t n, float *y) {
-    for (int64_t r = 0; r < n; r += PL_VISION_CHUNK) {
-        const int64_t k = n - r < PL_VISION_CHUNK ? n - r : PL_VISION_CHUNK;
-        pl_mul_mat(e->c, w, x + r * w->n_in, k, y + r * w->n_out);
-    }
-    if (b) pl_add(e->c, y, b, y, n, w->n_out, 1);
+    pl_tower_linear(e->c, PL_VISION_CHUNK, w, b, x, n, y);
 }
 
 /* fc2(gelu(fc1 x + b1)) + b2 for n rows of x, through the hidden rows t. */
 static void mlp(const enc *e, const pl_weight *fc1, const float *b1, const pl_weight *fc2, const float *b2,
                 const float *x, int64_t n, float *y) {
-    for (int64_t r = 0; r < n; r += PL_VISION_CHUNK) {
-        const int64_t k = n - r < PL_VISION_CHUNK ? n - r : PL_VISION_CHUNK;
-        linear(e, fc1, b1, x + r * fc1->n_in, k, e->t);
-        pl_gelu(e->c, e->t, e->t, k * fc1->n_out);
-        linear(e, fc2, b2, e->t, k, y + r * fc2->n_out);
-    }
+    pl_tower_mlp(e->c, PL_VISION_CHUNK, false, fc1, b1, fc2, b2, x, n, e->t, y);
 }
 
 /* Patch rows (already in e->in) and position rows (in e->h) to the block

@@ -17,13 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
-#include "backend/device.h"
 #include "base/error.h"
 #include "base/half.h"
-#include "base/pages.h"
 #include "model/llama.h"
 #include "quant/types.h"
+#include "vision/mmproj_load.h"
 #include "vision/vision_internal.h"
 
 #define MAX_DIM (1 << 16)
@@ -32,47 +30,8 @@
 typedef struct loader {
     pl_vision *v;
     const char *path;
+    pl_mmproj_loader m; /* the shared binding helpers' view of v */
 } loader;
-
-static void *const_alloc(loader *ld, size_t bytes) {
-    pl_vision *v = ld->v;
-    /* on a device the copies are uploaded and must outlive the tower's
-     * handle as long as the device keeps their addresses: the text model
-     * owns them then */
-    if (v->text->device) return pl_model_const_alloc(v->text, bytes);
-    void **grown = realloc(v->consts, (v->n_consts + 1) * sizeof *grown);
-    if (!grown) {
-        pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    v->consts = grown;
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for %zu bytes", bytes);
-        return NULL;
-    }
-    v->consts[v->n_consts++] = p;
-    return p;
-}
-
-static pocketllm_status get_int(const loader *ld, const char *key, bool required, uint64_t def, uint64_t lo,
-                                uint64_t hi, int64_t *out) {
-    const pl_gguf *g = ld->v->gguf;
-    if (required && !pl_gguf_get(g, key)) return pl_fail(POCKETLLM_ERR_FORMAT, "missing hyperparameter %s", key);
-    uint64_t u;
-    pocketllm_status st = pl_gguf_get_u64(g, key, def, &u);
-    if (st) return st;
-    if (u < lo || u > hi)
-        return pl_fail(POCKETLLM_ERR_FORMAT, "%s = %llu is outside %llu..%llu", key, (unsigned long long)u,
-                       (unsigned long long)lo, (unsigned long long)hi);
-    *out = (int64_t)u;
-    return POCKETLLM_OK;
-}
-
-static bool get_bool(const loader *ld, const char *key) {
-    uint64_t u = 0;
-    return pl_gguf_get(ld->v->gguf, key) && !pl_gguf_get_u64(ld->v->gguf, key, 0, &u) && u != 0;
-}
 
 /* Three floats of an array key (the image mean / std). */
 static pocketllm_status get_float3(const loader *ld, const char *key, float *out) {
@@ -98,21 +57,21 @@ static pocketllm_status read_hparams(loader *ld) {
     snprintf(hp->projector, sizeof hp->projector, "%s", proj);
     if (strcmp(proj, "qwen3vl_merger") != 0)
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "projector '%s' is not supported (qwen3vl_merger is)", hp->projector);
-    if (pl_gguf_get(g, "clip.has_vision_encoder") && !get_bool(ld, "clip.has_vision_encoder"))
+    if (pl_gguf_get(g, "clip.has_vision_encoder") && !pl_mmproj_get_bool(&ld->m, "clip.has_vision_encoder"))
         return pl_fail(POCKETLLM_ERR_FORMAT, "clip.has_vision_encoder is false: the file has no vision tower");
     pocketllm_status st;
     int64_t head_kv = 0, merge = 0;
-    if ((st = get_int(ld, "clip.vision.embedding_length", true, 0, 4, MAX_DIM, &hp->n_embd)) ||
-        (st = get_int(ld, "clip.vision.block_count", true, 0, 1, MAX_LAYERS, &hp->n_layer)) ||
-        (st = get_int(ld, "clip.vision.feed_forward_length", true, 0, 1, MAX_DIM * 4, &hp->n_ff)) ||
-        (st = get_int(ld, "clip.vision.attention.head_count", true, 0, 1, MAX_DIM, &hp->n_head)) ||
-        (st = get_int(ld, "clip.vision.attention.head_count_kv", false, (uint64_t)hp->n_head, 1, MAX_DIM, &head_kv)) ||
-        (st = get_int(ld, "clip.vision.attention.head_dim", false, (uint64_t)(hp->n_embd / hp->n_head), 1,
+    if ((st = pl_mmproj_get_int(&ld->m, "clip.vision.embedding_length", true, 0, 4, MAX_DIM, &hp->n_embd)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.block_count", true, 0, 1, MAX_LAYERS, &hp->n_layer)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.feed_forward_length", true, 0, 1, MAX_DIM * 4, &hp->n_ff)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.attention.head_count", true, 0, 1, MAX_DIM, &hp->n_head)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.attention.head_count_kv", false, (uint64_t)hp->n_head, 1, MAX_DIM, &head_kv)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.attention.head_dim", false, (uint64_t)(hp->n_embd / hp->n_head), 1,
                       PL_MAX_HEAD_DIM, &hp->head_dim)) ||
-        (st = get_int(ld, "clip.vision.patch_size", true, 0, 1, 64, &hp->patch_size)) ||
-        (st = get_int(ld, "clip.vision.image_size", true, 0, 1, 1 << 16, &hp->image_size)) ||
-        (st = get_int(ld, "clip.vision.projection_dim", true, 0, 1, MAX_DIM, &hp->n_embd_text)) ||
-        (st = get_int(ld, "clip.vision.spatial_merge_size", false, 2, 1, 16, &merge)))
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.patch_size", true, 0, 1, 64, &hp->patch_size)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.image_size", true, 0, 1, 1 << 16, &hp->image_size)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.projection_dim", true, 0, 1, MAX_DIM, &hp->n_embd_text)) ||
+        (st = pl_mmproj_get_int(&ld->m, "clip.vision.spatial_merge_size", false, 2, 1, 16, &merge)))
         return st;
     hp->n_merge = merge;
     if (head_kv != hp->n_head)
@@ -136,80 +95,9 @@ static pocketllm_status read_hparams(loader *ld) {
         if (!(hp->std[i] != 0.0f)) return pl_fail(POCKETLLM_ERR_FORMAT, "clip.vision.image_std[%d] is 0", i);
     /* llama.cpp picks the blocks' activation from these flags (quick GELU
      * when neither is set); Qwen3-VL's is the tanh GELU */
-    if (!get_bool(ld, "clip.use_gelu") || get_bool(ld, "clip.use_silu"))
+    if (!pl_mmproj_get_bool(&ld->m, "clip.use_gelu") || pl_mmproj_get_bool(&ld->m, "clip.use_silu"))
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "the tower's activation is not GELU (clip.use_gelu is not set)");
     return POCKETLLM_OK;
-}
-
-static const pl_gguf_tensor *find(const loader *ld, const char *name) {
-    return pl_gguf_tensor_by_name(ld->v->gguf, name);
-}
-
-/* Rows of n_in of a tensor whose elements are n_in x n_out in all (the
- * matrices, and the 4-D patch kernels seen as n_embd rows). */
-static pocketllm_status bind_rows(const pl_gguf_tensor *t, int64_t n_in, int64_t n_out, pl_weight *w) {
-    if (!pl_cpu_supports(PL_OP_MUL_MAT, t->type))
-        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "tensor %s is %s, which this build cannot compute with (see 'pocketllm ops')",
-                       t->name, pocketllm_type_name(t->type));
-    uint64_t row;
-    if (!pl_type_row_bytes(t->type, (uint64_t)n_in, &row) || row * (uint64_t)n_out != t->n_bytes)
-        return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s: rows of %lld do not fit %s blocks", t->name, (long long)n_in,
-                       pocketllm_type_name(t->type));
-    *w = (pl_weight){t->name, t->data, t->type, n_in, n_out, (size_t)row};
-    return POCKETLLM_OK;
-}
-
-static pocketllm_status matrix(loader *ld, const char *name, int64_t n_in, int64_t n_out, pl_weight *w) {
-    memset(w, 0, sizeof *w);
-    const pl_gguf_tensor *t = find(ld, name);
-    if (!t) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s is missing", name);
-    if (t->n_dims != 2 || t->ne[0] != n_in || t->ne[1] != n_out)
-        return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has shape [%lld, %lld, %lld], expected [%lld, %lld]", name,
-                       (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)n_in, (long long)n_out);
-    if (n_in > ld->v->max_in) ld->v->max_in = n_in;
-    return bind_rows(t, n_in, n_out, w);
-}
-
-/* Bind vector `name` of n as f32; absent and optional: *out stays NULL. */
-static pocketllm_status vector(loader *ld, const char *name, int64_t n, bool optional, const float **out) {
-    *out = NULL;
-    const pl_gguf_tensor *t = find(ld, name);
-    if (!t) return optional ? POCKETLLM_OK : pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s is missing", name);
-    if (t->n_elements != (uint64_t)n || t->ne[0] != n)
-        return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has %llu elements (first dimension %lld), expected [%lld]", name,
-                       (unsigned long long)t->n_elements, (long long)t->ne[0], (long long)n);
-    if (t->type == PL_TYPE_F32) {
-        *out = (const float *)t->data;
-        return POCKETLLM_OK;
-    }
-    if (t->type != PL_TYPE_F16 && t->type != PL_TYPE_BF16)
-        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "tensor %s is %s; vectors must be f32, f16 or bf16", name,
-                       pocketllm_type_name(t->type));
-    float *f = const_alloc(ld, (size_t)n * sizeof *f);
-    if (!f) return POCKETLLM_ERR_NO_MEMORY;
-    const uint16_t *h = (const uint16_t *)t->data;
-    for (int64_t i = 0; i < n; i++) f[i] = t->type == PL_TYPE_F16 ? pl_f16_to_f32(h[i]) : pl_bf16_to_f32(h[i]);
-    *out = f;
-    return POCKETLLM_OK;
-}
-
-/* A layer norm's weight and bias (each optional, as in libmtmd). */
-static pocketllm_status norm(loader *ld, const char *base, int64_t n, const float **w, const float **b) {
-    char name[96];
-    snprintf(name, sizeof name, "%s.weight", base);
-    pocketllm_status st = vector(ld, name, n, true, w);
-    snprintf(name, sizeof name, "%s.bias", base);
-    return st ? st : vector(ld, name, n, true, b);
-}
-
-/* A linear layer; its bias is optional unless `bias_required`. */
-static pocketllm_status linear(loader *ld, const char *base, int64_t n_in, int64_t n_out, bool bias_required, pl_weight *w,
-                               const float **b) {
-    char name[96];
-    snprintf(name, sizeof name, "%s.weight", base);
-    pocketllm_status st = matrix(ld, name, n_in, n_out, w);
-    snprintf(name, sizeof name, "%s.bias", base);
-    return st ? st : vector(ld, name, n_out, !bias_required, b);
 }
 
 /* The two temporal patch kernels [P, P, 3, n_embd]: n_embd rows of 3 P P. */
@@ -218,16 +106,16 @@ static pocketllm_status bind_patch(loader *ld) {
     const int64_t p = v->hp.patch_size, d = v->hp.n_embd, n_in = 3 * p * p;
     const char *names[2] = {"v.patch_embd.weight", "v.patch_embd.weight.1"};
     for (int k = 0; k < 2; k++) {
-        const pl_gguf_tensor *t = find(ld, names[k]);
+        const pl_gguf_tensor *t = pl_mmproj_find(&ld->m, names[k]);
         if (!t) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s is missing", names[k]);
         if (t->n_dims != 4 || t->ne[0] != p || t->ne[1] != p || t->ne[2] != 3 || t->ne[3] != d)
             return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld, 3, %lld]",
                            names[k], (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3],
                            (long long)p, (long long)p, (long long)d);
-        pocketllm_status st = bind_rows(t, n_in, d, &v->patch[k]);
+        pocketllm_status st = pl_mmproj_bind_rows(&ld->m, t, n_in, d, &v->patch[k]);
         if (st) return st;
         if (t->type == PL_TYPE_F32) {
-            uint16_t *h = const_alloc(ld, (size_t)(n_in * d) * sizeof *h);
+            uint16_t *h = pl_mmproj_const_alloc(&ld->m, (size_t)(n_in * d) * sizeof *h);
             if (!h) return POCKETLLM_ERR_NO_MEMORY;
             const float *f = (const float *)t->data;
             for (int64_t i = 0; i < n_in * d; i++) h[i] = pl_f32_to_f16(f[i]);
@@ -241,13 +129,12 @@ static pocketllm_status bind_patch(loader *ld) {
                        pocketllm_type_name(v->patch[0].type), pocketllm_type_name(v->patch[1].type));
     /* ggml_conv_2d's im2col is f16 for every kernel type but bf16 */
     v->patch_f16_input = v->patch[0].type != PL_TYPE_BF16;
-    if (n_in > v->max_in) v->max_in = n_in;
-    return vector(ld, "v.patch_embd.bias", d, false, &v->patch_b);
+    return pl_mmproj_vector(&ld->m, "v.patch_embd.bias", d, false, &v->patch_b);
 }
 
 static pocketllm_status bind_pos_embd(loader *ld) {
     pl_vision *v = ld->v;
-    const pl_gguf_tensor *t = find(ld, "v.position_embd.weight");
+    const pl_gguf_tensor *t = pl_mmproj_find(&ld->m, "v.position_embd.weight");
     if (!t) return pl_fail(POCKETLLM_ERR_FORMAT, "tensor v.position_embd.weight is missing");
     int64_t side = (int64_t)sqrt((double)t->ne[1]);
     while (side * side > t->ne[1]) side--;
@@ -271,16 +158,16 @@ static pocketllm_status bind_layer(loader *ld, int il) {
     pocketllm_status st;
     ly->deepstack = -1;
     snprintf(name, sizeof name, "v.blk.%d.ffn_gate.weight", il);
-    if (find(ld, name)) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s: a gated FFN is not Qwen3-VL's tower", name);
+    if (pl_mmproj_find(&ld->m, name)) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s: a gated FFN is not Qwen3-VL's tower", name);
     snprintf(b, sizeof b, "v.blk.%d.ln1", il);
-    if ((st = norm(ld, b, d, &ly->ln1_w, &ly->ln1_b))) return st;
+    if ((st = pl_mmproj_norm(&ld->m, b, d, &ly->ln1_w, &ly->ln1_b))) return st;
     snprintf(b, sizeof b, "v.blk.%d.ln2", il);
-    if ((st = norm(ld, b, d, &ly->ln2_w, &ly->ln2_b))) return st;
+    if ((st = pl_mmproj_norm(&ld->m, b, d, &ly->ln2_w, &ly->ln2_b))) return st;
     /* the fused Q/K/V: its three row blocks are three matrices */
     pl_weight qkv;
     const float *qkv_b;
     snprintf(b, sizeof b, "v.blk.%d.attn_qkv", il);
-    if ((st = linear(ld, b, d, 3 * d, true, &qkv, &qkv_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, 3 * d, true, &qkv, &qkv_b))) return st;
     pl_weight *parts[3] = {&ly->q, &ly->k, &ly->v};
     for (int k = 0; k < 3; k++) {
         *parts[k] = qkv;
@@ -289,11 +176,11 @@ static pocketllm_status bind_layer(loader *ld, int il) {
     }
     ly->q_b = qkv_b, ly->k_b = qkv_b + d, ly->v_b = qkv_b + 2 * d;
     snprintf(b, sizeof b, "v.blk.%d.attn_out", il);
-    if ((st = linear(ld, b, d, d, false, &ly->out, &ly->out_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, d, false, &ly->out, &ly->out_b))) return st;
     snprintf(b, sizeof b, "v.blk.%d.ffn_up", il);
-    if ((st = linear(ld, b, d, v->hp.n_ff, false, &ly->up, &ly->up_b))) return st;
+    if ((st = pl_mmproj_linear(&ld->m, b, d, v->hp.n_ff, false, &ly->up, &ly->up_b))) return st;
     snprintf(b, sizeof b, "v.blk.%d.ffn_down", il);
-    return linear(ld, b, v->hp.n_ff, d, false, &ly->down, &ly->down_b);
+    return pl_mmproj_linear(&ld->m, b, v->hp.n_ff, d, false, &ly->down, &ly->down_b);
 }
 
 /* A merger over the merged 4 x n_embd: norm (norm_n wide), fc1, fc2. */
@@ -302,10 +189,10 @@ static pocketllm_status bind_merger(loader *ld, const char *norm_base, int64_t n
     const int64_t m = 4 * ld->v->hp.n_embd;
     pocketllm_status st;
     mg->norm_n = norm_n;
-    if ((st = norm(ld, norm_base, norm_n, &mg->norm_w, &mg->norm_b)) ||
-        (st = linear(ld, fc1, m, m, true, &mg->fc1, &mg->fc1_b)))
+    if ((st = pl_mmproj_norm(&ld->m, norm_base, norm_n, &mg->norm_w, &mg->norm_b)) ||
+        (st = pl_mmproj_linear(&ld->m, fc1, m, m, true, &mg->fc1, &mg->fc1_b)))
         return st;
-    return linear(ld, fc2, m, ld->v->hp.n_embd_text, true, &mg->fc2, &mg->fc2_b);
+    return pl_mmproj_linear(&ld->m, fc2, m, ld->v->hp.n_embd_text, true, &mg->fc2, &mg->fc2_b);
 }
 
 static pocketllm_status bind_deepstack(loader *ld) {
@@ -322,7 +209,7 @@ static pocketllm_status bind_deepstack(loader *ld) {
         char fc1[64], nm[64], fc2[64], name[96];
         snprintf(fc1, sizeof fc1, "v.deepstack.%d.fc1", il);
         snprintf(name, sizeof name, "%s.weight", fc1);
-        const bool has = find(ld, name) != NULL;
+        const bool has = pl_mmproj_find(&ld->m, name) != NULL;
         uint64_t flag = has;
         if (flags && pocketllm_gguf_value_u64(pocketllm_gguf_array_get(flags, (uint64_t)il), &flag))
             return pl_fail(POCKETLLM_ERR_FORMAT, "clip.vision.is_deepstack_layers[%d] is not a boolean", il);
@@ -360,33 +247,6 @@ static pocketllm_status check_text(loader *ld) {
     return POCKETLLM_OK;
 }
 
-static int range_cmp(const void *a, const void *b) {
-    const uintptr_t x = (uintptr_t)((const pl_upload_range *)a)->host, y = (uintptr_t)((const pl_upload_range *)b)->host;
-    return x < y ? -1 : x > y;
-}
-
-/* The tensors and the loader's copies to the text model's device, as the
- * text model's weights went (model.c); the copies made for a device belong
- * to the text model (the last of its consts). */
-static pocketllm_status upload(pl_vision *v, size_t first_const) {
-    pl_model *m = v->text;
-    const size_t n_c = m->n_consts - first_const, n = (size_t)v->gguf->n_tensors + n_c;
-    pl_upload_range *r = calloc(n ? n : 1, sizeof *r);
-    if (!r) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-    size_t k = 0;
-    for (uint64_t i = 0; i < v->gguf->n_tensors; i++) {
-        const pl_gguf_tensor *t = &v->gguf->tensors[i];
-        if (t->n_bytes) r[k++] = (pl_upload_range){t->data, (size_t)t->n_bytes, t->name};
-    }
-    for (size_t i = first_const; i < m->n_consts; i++) r[k++] = (pl_upload_range){m->consts[i].p, m->consts[i].bytes, "a vector"};
-    qsort(r, k, sizeof *r, range_cmp);
-    pocketllm_status st = m->device->ops->upload(m->device, r, k, NULL, NULL);
-    free(r);
-    if (!st && v->gguf->mapped)
-        pl_pages_drop(v->gguf->base + v->gguf->data_offset, (size_t)(v->gguf->size - v->gguf->data_offset));
-    return st;
-}
-
 pocketllm_status pl_vision_reserve(pl_vision *v, int64_t n_patches) {
     if (n_patches <= v->reserved_patches) return POCKETLLM_OK;
     pl_compute_limits lim = {PL_VISION_CHUNK, v->max_in, n_patches, v->hp.head_dim};
@@ -397,9 +257,7 @@ pocketllm_status pl_vision_reserve(pl_vision *v, int64_t n_patches) {
 
 static pocketllm_status open_compute(pl_vision *v) {
     pl_model *m = v->text;
-    const int n_threads = m->n_threads;
-    pocketllm_status st = m->device ? m->device->ops->compute_new(m->device, n_threads, &v->c)
-                                    : pl_backend_find("cpu")->compute_new(n_threads, &v->c);
+    pocketllm_status st = pl_mmproj_compute_new(m, &v->c);
     if (st) return st;
     if (!v->c->ops->layer_norm || !v->c->ops->gelu)
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "the %s backend has no layer-norm / GELU kernels yet (the vision tower needs them)",
@@ -416,10 +274,11 @@ pocketllm_status pl_vision_open(pl_model *text, const char *path, pl_vision **ou
     pl_vision *v = calloc(1, sizeof *v);
     if (!v) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     v->text = text;
-    loader ld = {v, path};
+    loader ld = {v, path, {text, NULL, &v->consts, &v->n_consts, &v->max_in, false}};
     const size_t first_const = text->n_consts;
     pocketllm_status st = pocketllm_gguf_open(path, &v->gguf);
     if (st) goto fail;
+    ld.m.gguf = v->gguf;
     if ((st = read_hparams(&ld))) goto fail_named;
     v->layers = calloc((size_t)v->hp.n_layer, sizeof *v->layers);
     if (!v->layers) {
@@ -427,7 +286,7 @@ pocketllm_status pl_vision_open(pl_model *text, const char *path, pl_vision **ou
         goto fail;
     }
     if ((st = bind_patch(&ld)) || (st = bind_pos_embd(&ld))) goto fail_named;
-    if (find(&ld, "v.pre_ln.weight") || find(&ld, "v.pre_ln.bias")) {
+    if (pl_mmproj_find(&ld.m, "v.pre_ln.weight") || pl_mmproj_find(&ld.m, "v.pre_ln.bias")) {
         st = pl_fail(POCKETLLM_ERR_UNSUPPORTED, "v.pre_ln: a norm before the blocks is not Qwen3-VL's tower");
         goto fail_named;
     }
@@ -436,7 +295,7 @@ pocketllm_status pl_vision_open(pl_model *text, const char *path, pl_vision **ou
     if ((st = bind_deepstack(&ld)) ||
         (st = bind_merger(&ld, "v.post_ln", v->hp.n_embd, "mm.0", "mm.2", &v->merger)) || (st = check_text(&ld)))
         goto fail_named;
-    if (text->device && (st = upload(v, first_const))) goto fail_named;
+    if (text->device && (st = pl_mmproj_upload(text, v->gguf, first_const))) goto fail_named;
     if ((st = open_compute(v))) goto fail;
     *out = v;
     return POCKETLLM_OK;
@@ -450,16 +309,8 @@ fail:
 void pl_vision_close(pl_vision *v) {
     if (!v) return;
     if (v->c) v->c->ops->free(v->c);
-    for (size_t i = 0; i < v->n_consts; i++) free(v->consts[i]);
-    free(v->consts);
     free(v->layers);
-    /* on a device the uploaded copy stays registered under the mapping's
-     * addresses until the device closes (devices cannot forget a range
-     * yet), so the mapping is kept -- its pages dropped -- rather than
-     * unmapped, which would let a later mapping alias those addresses */
-    if (v->gguf && v->text->device && v->gguf->mapped)
-        pl_pages_drop(v->gguf->base + v->gguf->data_offset, (size_t)(v->gguf->size - v->gguf->data_offset));
-    else pocketllm_gguf_close(v->gguf);
+    pl_mmproj_release(v->text, v->gguf, v->consts, v->n_consts);
     free(v);
 }
 

@@ -94,44 +94,7 @@
 
 #define PL_ORACLE_PROG "pl_mtmd"
 #include "oracle_util.h"
-
-static void init_backends(void) {
-    llama_log_set(quiet_log, nullptr);
-    mtmd_log_set(quiet_log, nullptr);
-    mtmd_helper_log_set(quiet_log, nullptr);
-    llama_backend_init();
-    load_backends();
-}
-
-static llama_model *load_text(const char *path) {
-    llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *m = llama_model_load_from_file(path, mp);
-    if (!m) die("llama.cpp could not load the text model %s", path);
-    return m;
-}
-
-static mtmd_context *load_mtmd(const char *mmproj, const llama_model *text, int threads, bool fa,
-                               int min_tokens = -1, int max_tokens = -1) {
-    mtmd_context_params cp = mtmd_context_params_default();
-    if (min_tokens > 0) cp.image_min_tokens = min_tokens;
-    if (max_tokens > 0) cp.image_max_tokens = max_tokens;
-    cp.use_gpu = false;
-    cp.print_timings = false;
-    cp.n_threads = threads;
-    cp.warmup = false;
-    cp.flash_attn_type = fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    mtmd_context *c = mtmd_init_from_file(mmproj, text, cp);
-    if (!c) die("libmtmd could not load %s with the text model (mtmd_init_from_file failed; PL_ORACLE_VERBOSE=1 shows why)", mmproj);
-    return c;
-}
-
-/* An image file as libmtmd's helper decodes it (stb), or die. */
-static mtmd_bitmap *load_image(mtmd_context *mc, const char *path) {
-    mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, path, false, mtmd_helper_init_opt_default());
-    if (!bw.bitmap) die("libmtmd could not read the media file %s", path);
-    return bw.bitmap;
-}
+#include "pl_mtmd_util.h"
 
 /* PROMPT (one media marker) with one image, tokenized; *img is the image's
  * chunk (free the chunks with mtmd_input_chunks_free). */
@@ -159,14 +122,7 @@ static int cmd_info(int argc, char **argv) {
     llama_model *text = load_text(argv[2]);
     mtmd_context *mc = load_mtmd(argv[3], text, 1, false);
     /* what the clip loader made of the file: a second, weightless load */
-    clip_context_params p = {};
-    p.use_gpu = false;
-    p.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
-    p.image_min_tokens = -1;
-    p.image_max_tokens = -1;
-    p.warmup = false;
-    p.no_alloc = true;
-    clip_init_result r = clip_init(argv[3], p);
+    clip_init_result r = clip_init(argv[3], weightless_clip_params());
     /* an audio-only mmproj (Qwen3-ASR): the same keys from its audio encoder, no image ones */
     clip_ctx *cc = r.ctx_v ? r.ctx_v : r.ctx_a;
     if (!cc) die("clip_init found no vision or audio encoder in %s", argv[3]);
@@ -216,7 +172,7 @@ static int cmd_encode(int argc, char **argv) {
     init_backends();
     llama_model *text = load_text(argv[2]);
     mtmd_context *mc = load_mtmd(argv[3], text, threads, fa);
-    mtmd_bitmap *bm = load_image(mc, argv[4]);
+    mtmd_bitmap *bm = load_media(mc, argv[4]);
     const mtmd_input_chunk *img;
     mtmd_input_chunks *chunks = tokenize_image(mc, std::string(mtmd_default_marker()) + "\n", bm, &img);
     const size_t n_chunks = mtmd_input_chunks_size(chunks);
@@ -266,7 +222,7 @@ static int cmd_preprocess(int argc, char **argv) {
     llama_model *text = load_text(argv[2]);
     mtmd_context *mc = load_mtmd(argv[3], text, 1, false, min_tokens, max_tokens);
     /* the image as libmtmd decodes it */
-    mtmd_bitmap *bm = load_image(mc, argv[4]);
+    mtmd_bitmap *bm = load_media(mc, argv[4]);
     const uint32_t w = mtmd_bitmap_get_nx(bm), h = mtmd_bitmap_get_ny(bm);
     const unsigned char *data = mtmd_bitmap_get_data(bm);
     if (mtmd_bitmap_get_n_bytes(bm) != (size_t)w * h * 3) die("the bitmap is not %ux%u RGB8", w, h);
@@ -282,14 +238,7 @@ static int cmd_preprocess(int argc, char **argv) {
 #pragma GCC diagnostic pop
     /* the preprocessor mtmd_init_from_file picks for the Qwen-VL projectors,
      * on a weightless clip context with the same limits */
-    clip_context_params p = {};
-    p.use_gpu = false;
-    p.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
-    p.image_min_tokens = min_tokens;
-    p.image_max_tokens = max_tokens;
-    p.warmup = false;
-    p.no_alloc = true;
-    clip_init_result r = clip_init(argv[3], p);
+    clip_init_result r = clip_init(argv[3], weightless_clip_params(min_tokens, max_tokens));
     if (!r.ctx_v) die("clip_init found no vision encoder in %s", argv[3]);
     projector_type pt = clip_get_projector_type(r.ctx_v);
     if (pt != PROJECTOR_TYPE_QWEN2VL && pt != PROJECTOR_TYPE_QWEN25VL && pt != PROJECTOR_TYPE_QWEN3VL)
@@ -351,7 +300,7 @@ static int cmd_generate(int argc, char **argv) {
     llama_model *text = load_text(argv[2]);
     mtmd_context *mc = load_mtmd(argv[3], text, threads, fa, min_tokens, max_tokens);
     std::vector<mtmd_bitmap *> bms;
-    for (const char *f : images) bms.push_back(load_image(mc, f));
+    for (const char *f : images) bms.push_back(load_media(mc, f));
     /* mtmd-cli's rule for a single-turn prompt without markers */
     std::string p = prompt;
     if (p.find(mtmd_default_marker()) == std::string::npos)
@@ -442,33 +391,15 @@ static int cmd_generate(int argc, char **argv) {
     return 0;
 }
 
-static double now_ms(void) {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 static int cmd_bench(int argc, char **argv) {
     if (argc < 5) die("usage: pl_mtmd bench TEXT.gguf MMPROJ.gguf IMAGE [-t N] [-r N] [--fa on|off]");
     int threads = 2, reps = 5;
     bool fa = false;
-    for (int i = 5; i < argc; i++) {
-        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--fa") && i + 1 < argc) fa = !strcmp(argv[++i], "on");
-        else die("unknown argument '%s'", argv[i]);
-    }
-    if (threads < 1) threads = 1;
-    if (reps < 1 || reps > 1000) die("-r wants 1..1000");
+    bench_args(argc, argv, &threads, &reps, &fa);
     init_backends();
     llama_model *text = load_text(argv[2]);
     mtmd_context *mc = load_mtmd(argv[3], text, threads, fa);
-    mtmd_bitmap *bm = load_image(mc, argv[4]);
+    mtmd_bitmap *bm = load_media(mc, argv[4]);
     const std::string prompt = std::string(mtmd_default_marker()) + "\n";
     std::vector<double> prep, enc;
     size_t n_tok = 0, nx = 0, ny = 0;

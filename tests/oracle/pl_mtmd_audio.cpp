@@ -34,6 +34,7 @@
 
 #define PL_ORACLE_PROG "pl_mtmd"
 #include "oracle_util.h"
+#include "pl_mtmd_util.h"
 
 int pl_mtmd_audio_mel(int argc, char **argv);
 
@@ -53,42 +54,20 @@ int pl_mtmd_audio_mel(int argc, char **argv) {
     }
     if (!out) die("audio-mel needs --out FILE");
 
-    llama_log_set(quiet_log, nullptr);
-    mtmd_log_set(quiet_log, nullptr);
-    mtmd_helper_log_set(quiet_log, nullptr);
-    llama_backend_init();
-    load_backends();
-    llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *text = llama_model_load_from_file(argv[2], mp);
-    if (!text) die("llama.cpp could not load the text model %s", argv[2]);
-    mtmd_context_params cp = mtmd_context_params_default();
-    cp.use_gpu = false;
-    cp.print_timings = false;
-    cp.n_threads = 1;
-    cp.warmup = false;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    mtmd_context *mc = mtmd_init_from_file(argv[3], text, cp);
-    if (!mc) die("libmtmd could not load %s with the text model (PL_ORACLE_VERBOSE=1 shows why)", argv[3]);
+    init_backends();
+    llama_model *text = load_text(argv[2]);
+    mtmd_context *mc = load_mtmd(argv[3], text, 1, false);
     if (!mtmd_support_audio(mc)) die("%s has no audio encoder", argv[3]);
 
     /* the file as libmtmd decodes it */
-    mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, argv[4], false, mtmd_helper_init_opt_default());
-    if (!bw.bitmap) die("libmtmd could not read the audio file %s", argv[4]);
-    if (!mtmd_bitmap_is_audio(bw.bitmap)) die("libmtmd did not decode %s as audio", argv[4]);
-    const size_t n = mtmd_bitmap_get_n_bytes(bw.bitmap) / sizeof(float);
-    const float *samples = (const float *)mtmd_bitmap_get_data(bw.bitmap);
+    mtmd_bitmap *bm = load_media(mc, argv[4]);
+    if (!mtmd_bitmap_is_audio(bm)) die("libmtmd did not decode %s as audio", argv[4]);
+    const size_t n = mtmd_bitmap_get_n_bytes(bm) / sizeof(float);
+    const float *samples = (const float *)mtmd_bitmap_get_data(bm);
     if (out_pcm) write_raw(out_pcm, samples, n * sizeof(float));
 
     /* its preprocessor, on a weightless clip context of the same file */
-    clip_context_params p = {};
-    p.use_gpu = false;
-    p.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
-    p.image_min_tokens = -1;
-    p.image_max_tokens = -1;
-    p.warmup = false;
-    p.no_alloc = true;
-    clip_init_result r = clip_init(argv[3], p);
+    clip_init_result r = clip_init(argv[3], weightless_clip_params());
     if (!r.ctx_a) die("clip_init found no audio encoder in %s", argv[3]);
     if (clip_get_projector_type(r.ctx_a) != PROJECTOR_TYPE_QWEN3A)
         die("audio-mel knows the qwen3a projector only; %s has another", argv[3]);
@@ -115,7 +94,7 @@ int pl_mtmd_audio_mel(int argc, char **argv) {
     if (r.ctx_v) clip_free(r.ctx_v);
     clip_free(r.ctx_a);
     if (r.ctx_gen_a) clip_free(r.ctx_gen_a);
-    mtmd_bitmap_free(bw.bitmap);
+    mtmd_bitmap_free(bm);
     mtmd_free(mc);
     llama_model_free(text);
     return 0;

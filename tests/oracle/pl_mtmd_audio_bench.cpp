@@ -31,19 +31,9 @@
 
 #define PL_ORACLE_PROG "pl_mtmd"
 #include "oracle_util.h"
+#include "pl_mtmd_util.h"
 
 int pl_mtmd_audio_bench(int argc, char **argv);
-
-static double ms_now(void) {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static double med(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 static void runs(const char *key, const std::vector<double> &v) {
     printf(", \"%s\": [", key);
@@ -55,31 +45,10 @@ int pl_mtmd_audio_bench(int argc, char **argv) {
     if (argc < 5) die("usage: pl_mtmd audio-bench TEXT.gguf MMPROJ.gguf AUDIO [-t N] [-r N] [--fa on|off]");
     int threads = 2, reps = 5;
     bool fa = false;
-    for (int i = 5; i < argc; i++) {
-        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--fa") && i + 1 < argc) fa = !strcmp(argv[++i], "on");
-        else die("unknown argument '%s'", argv[i]);
-    }
-    if (threads < 1) threads = 1;
-    if (reps < 1 || reps > 1000) die("-r wants 1..1000");
-    llama_log_set(quiet_log, nullptr);
-    mtmd_log_set(quiet_log, nullptr);
-    mtmd_helper_log_set(quiet_log, nullptr);
-    llama_backend_init();
-    load_backends();
-    llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *text = llama_model_load_from_file(argv[2], mp);
-    if (!text) die("llama.cpp could not load the text model %s", argv[2]);
-    mtmd_context_params cp = mtmd_context_params_default();
-    cp.use_gpu = false;
-    cp.print_timings = false;
-    cp.n_threads = threads;
-    cp.warmup = false;
-    cp.flash_attn_type = fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    mtmd_context *mc = mtmd_init_from_file(argv[3], text, cp);
-    if (!mc) die("libmtmd could not load %s with the text model (PL_ORACLE_VERBOSE=1 shows why)", argv[3]);
+    bench_args(argc, argv, &threads, &reps, &fa);
+    init_backends();
+    llama_model *text = load_text(argv[2]);
+    mtmd_context *mc = load_mtmd(argv[3], text, threads, fa);
     if (!mtmd_support_audio(mc)) die("%s has no audio encoder", argv[3]);
 
     const std::string prompt = mtmd_default_marker();
@@ -88,15 +57,15 @@ int pl_mtmd_audio_bench(int argc, char **argv) {
     double seconds = 0;
     /* round -1: untimed (pages the weights in, starts the threads) */
     for (int r = -1; r < reps; r++) {
-        const double t0 = ms_now();
+        const double t0 = now_ms();
         mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, argv[4], false, mtmd_helper_init_opt_default());
         if (!bw.bitmap || !mtmd_bitmap_is_audio(bw.bitmap)) die("libmtmd could not decode %s as audio", argv[4]);
         const mtmd_bitmap *bm = bw.bitmap;
-        const double t1 = ms_now();
+        const double t1 = now_ms();
         mtmd_input_text in = {prompt.c_str(), prompt.size(), true, true};
         mtmd_input_chunks *chunks = mtmd_input_chunks_init();
         if (mtmd_tokenize(mc, chunks, &in, &bm, 1)) die("mtmd_tokenize failed");
-        const double t2 = ms_now();
+        const double t2 = now_ms();
         n_tok = n_win = 0;
         for (size_t i = 0; i < mtmd_input_chunks_size(chunks); i++) {
             const mtmd_input_chunk *c = mtmd_input_chunks_get(chunks, i);
@@ -105,7 +74,7 @@ int pl_mtmd_audio_bench(int argc, char **argv) {
             n_tok += mtmd_input_chunk_get_n_tokens(c);
             n_win++;
         }
-        const double t3 = ms_now();
+        const double t3 = now_ms();
         if (!n_win) die("mtmd_tokenize gave no audio chunk");
         seconds = (double)(mtmd_bitmap_get_n_bytes(bm) / sizeof(float)) / (double)mtmd_get_audio_sample_rate(mc);
         if (r >= 0) {
@@ -119,7 +88,7 @@ int pl_mtmd_audio_bench(int argc, char **argv) {
     }
     printf("{\"engine\": \"libmtmd\", \"threads\": %d, \"flash_attn\": %s, \"n_tokens\": %zu, \"windows\": %zu, "
            "\"seconds\": %.4f, \"decode_ms\": %.4f, \"mel_ms\": %.4f, \"encode_ms\": %.4f, \"total_ms\": %.4f",
-           threads, fa ? "true" : "false", n_tok, n_win, seconds, med(dec), med(mel), med(enc), med(tot));
+           threads, fa ? "true" : "false", n_tok, n_win, seconds, median(dec), median(mel), median(enc), median(tot));
     runs("decode_runs_ms", dec);
     runs("mel_runs_ms", mel);
     runs("encode_runs_ms", enc);

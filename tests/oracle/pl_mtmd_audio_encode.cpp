@@ -35,19 +35,13 @@
 
 #define PL_ORACLE_PROG "pl_mtmd"
 #include "oracle_util.h"
+#include "pl_mtmd_util.h"
 
 int pl_mtmd_audio_encode(int argc, char **argv);
 
 /* The mel windows of n samples as libmtmd's qwen3a preprocessor makes them. */
 static std::vector<mtmd_audio_mel> mel_windows(const char *mmproj, const float *samples, size_t n) {
-    clip_context_params p = {};
-    p.use_gpu = false;
-    p.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
-    p.image_min_tokens = -1;
-    p.image_max_tokens = -1;
-    p.warmup = false;
-    p.no_alloc = true;
-    clip_init_result r = clip_init(mmproj, p);
+    clip_init_result r = clip_init(mmproj, weightless_clip_params());
     if (!r.ctx_a) die("clip_init found no audio encoder in %s", mmproj);
     if (clip_get_projector_type(r.ctx_a) != PROJECTOR_TYPE_QWEN3A)
         die("audio-encode --out-mel knows the qwen3a projector only; %s has another", mmproj);
@@ -77,29 +71,13 @@ int pl_mtmd_audio_encode(int argc, char **argv) {
     if (!out) die("audio-encode needs --out FILE");
     if (threads < 1) threads = 1;
 
-    llama_log_set(quiet_log, nullptr);
-    mtmd_log_set(quiet_log, nullptr);
-    mtmd_helper_log_set(quiet_log, nullptr);
-    llama_backend_init();
-    load_backends();
-    llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
-    llama_model *text = llama_model_load_from_file(argv[2], mp);
-    if (!text) die("llama.cpp could not load the text model %s", argv[2]);
-    mtmd_context_params cp = mtmd_context_params_default();
-    cp.use_gpu = false;
-    cp.print_timings = false;
-    cp.n_threads = threads;
-    cp.warmup = false;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    mtmd_context *mc = mtmd_init_from_file(argv[3], text, cp);
-    if (!mc) die("libmtmd could not load %s with the text model (PL_ORACLE_VERBOSE=1 shows why)", argv[3]);
+    init_backends();
+    llama_model *text = load_text(argv[2]);
+    mtmd_context *mc = load_mtmd(argv[3], text, threads, false);
     if (!mtmd_support_audio(mc)) die("%s has no audio encoder", argv[3]);
 
-    mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mc, argv[4], false, mtmd_helper_init_opt_default());
-    if (!bw.bitmap) die("libmtmd could not read the audio file %s", argv[4]);
-    if (!mtmd_bitmap_is_audio(bw.bitmap)) die("libmtmd did not decode %s as audio", argv[4]);
-    const mtmd_bitmap *bm = bw.bitmap;
+    mtmd_bitmap *bm = load_media(mc, argv[4]);
+    if (!mtmd_bitmap_is_audio(bm)) die("libmtmd did not decode %s as audio", argv[4]);
 
     std::string prompt = mtmd_default_marker();
     mtmd_input_text in = {prompt.c_str(), prompt.size(), true, true};
@@ -142,7 +120,7 @@ int pl_mtmd_audio_encode(int argc, char **argv) {
         if (fclose(g)) die("cannot write %s", out_mel);
     }
     mtmd_input_chunks_free(chunks);
-    mtmd_bitmap_free(bw.bitmap);
+    mtmd_bitmap_free(bm);
     mtmd_free(mc);
     llama_model_free(text);
     return 0;

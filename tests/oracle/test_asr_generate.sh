@@ -67,24 +67,8 @@ asr_ids_check() {
     expect_rc 0 "$RUN_BIN" run --model "$model" --mmproj "$MMPROJ" "${aud[@]}" --prompt "$prompt" -n $N \
         --flash-attn "$FA" --print-ids -t 2 "${DEV_ARGS[@]}" || return 1
     cp "$PL_TMP/out" "$t.ours"
-    local kind
-    for kind in prompt ids margins; do
-        awk -v k=$kind '$1 == k {$1 = ""; print substr($0, 2)}' "$t.ref" >"$t.ref.$kind"
-    done
-    awk '$1 == "ids" {$1 = ""; print substr($0, 2)}' "$t.other" >"$t.other.ids"
-    tr ' ' '\n' <"$t.ref.margins" >"$t.ref.margins1"
-    ok
-    [ "$(sed -n 1p "$t.ours")" = "$(cat "$t.ref.prompt")" ] ||
-        { fail "$name: the prompt layouts differ: ours '$(sed -n 1p "$t.ours" | cut -c1-300)', llama.cpp" \
-               "'$(cut -c1-300 "$t.ref.prompt")'"; return 1; }
-    sed -n 2p "$t.ours" >"$t.ours.ids"
-    "$COMPARE" tokens "$t.ours.ids" "$t.ref.ids" --margins "$t.ref.margins1" --margin "$margin" \
-        --other "$t.other.ids" >"$t.cmp"
-    local rc=$?
-    ok
-    echo "$name (fa $FA${PL_DEVICE:+, $PL_DEVICE}, margin $margin, $(wc -w <"$t.ref.prompt") prompt tokens of which" \
-         "$(grep -o -- '-1' "$t.ref.prompt" | wc -l) audio tokens): $(cat "$t.cmp")" >&2
-    [ $rc = 0 ] || fail "$name: greedy ids differ from llama.cpp's: $(cat "$t.cmp")"
+    ids_compare "$name" "$t" "$margin" audio || return 1
+    local rc
     expect_rc 0 "$PL_TOOLS/pl_asr_logits" "$model" "$MMPROJ" --prompt "$prompt" "${aud[@]}" --ids "$(cat "$t.ref.ids")" \
         --out "$t.ours.f32" --flash-attn "$FA" -t 2 || return 0
     local vocab

@@ -55,6 +55,35 @@ tower_compare() {
     fi
 }
 
+# ids_compare NAME T MARGIN MEDIA : the comparison half of vlm_ids_check
+# (and of test_asr_generate.sh's asr_ids_check) on the three runs' outputs
+# $T.ref (llama.cpp), $T.other (llama.cpp, the other attention path) and
+# $T.ours; MEDIA names the -1 tokens in the summary line.  Leaves
+# llama.cpp's ids in $T.ref.ids.  Returns 1 where the prompt layouts
+# differ, 0 otherwise (a mismatch of the ids fails the test but returns 0).
+ids_compare() {
+    local name=$1 t=$2 margin=$3 media=$4
+    local kind
+    for kind in prompt ids margins; do
+        awk -v k=$kind '$1 == k {$1 = ""; print substr($0, 2)}' "$t.ref" >"$t.ref.$kind"
+    done
+    awk '$1 == "ids" {$1 = ""; print substr($0, 2)}' "$t.other" >"$t.other.ids"
+    tr ' ' '\n' <"$t.ref.margins" >"$t.ref.margins1"
+    ok
+    [ "$(sed -n 1p "$t.ours")" = "$(cat "$t.ref.prompt")" ] ||
+        { fail "$name: the prompt layouts differ: ours '$(sed -n 1p "$t.ours" | cut -c1-300)', llama.cpp" \
+               "'$(cut -c1-300 "$t.ref.prompt")'"; return 1; }
+    sed -n 2p "$t.ours" >"$t.ours.ids"
+    "$COMPARE" tokens "$t.ours.ids" "$t.ref.ids" --margins "$t.ref.margins1" --margin "$margin" \
+        --other "$t.other.ids" >"$t.cmp"
+    local rc=$?
+    ok
+    echo "$name (fa $FA${PL_DEVICE:+, $PL_DEVICE}, margin $margin, $(wc -w <"$t.ref.prompt") prompt tokens of which" \
+         "$(grep -o -- '-1' "$t.ref.prompt" | wc -l) $media tokens): $(cat "$t.cmp")" >&2
+    [ $rc = 0 ] || fail "$name: greedy ids differ from llama.cpp's: $(cat "$t.cmp")"
+    return 0
+}
+
 # vlm_ids_check NAME MODEL MARGIN PROMPT IMAGE... : `pocketllm run --mmproj
 # --image` (on $PL_DEVICE when set) against pl_mtmd generate with $MMPROJ,
 # $N tokens, images of at most $MAX_TOKENS tokens: the prompt's layout
@@ -80,24 +109,7 @@ vlm_ids_check() {
     expect_rc 0 "$RUN_BIN" run --model "$model" --mmproj "$MMPROJ" "${imgs[@]}" --prompt "$prompt" -n $N \
         --flash-attn "$FA" --image-max-tokens $MAX_TOKENS --print-ids "${DEV_ARGS[@]}" || return 1
     cp "$PL_TMP/out" "$t.ours"
-    local kind
-    for kind in prompt ids margins; do
-        awk -v k=$kind '$1 == k {$1 = ""; print substr($0, 2)}' "$t.ref" >"$t.ref.$kind"
-    done
-    awk '$1 == "ids" {$1 = ""; print substr($0, 2)}' "$t.other" >"$t.other.ids"
-    tr ' ' '\n' <"$t.ref.margins" >"$t.ref.margins1"
-    ok
-    [ "$(sed -n 1p "$t.ours")" = "$(cat "$t.ref.prompt")" ] ||
-        { fail "$name: the prompt layouts differ: ours '$(sed -n 1p "$t.ours" | cut -c1-300)', llama.cpp" \
-               "'$(cut -c1-300 "$t.ref.prompt")'"; return 1; }
-    sed -n 2p "$t.ours" >"$t.ours.ids"
-    "$COMPARE" tokens "$t.ours.ids" "$t.ref.ids" --margins "$t.ref.margins1" --margin "$margin" \
-        --other "$t.other.ids" >"$t.cmp"
-    local rc=$?
-    ok
-    echo "$name (fa $FA${PL_DEVICE:+, $PL_DEVICE}, margin $margin, $(wc -w <"$t.ref.prompt") prompt tokens of which" \
-         "$(grep -o -- '-1' "$t.ref.prompt" | wc -l) image tokens): $(cat "$t.cmp")" >&2
-    [ $rc = 0 ] || fail "$name: greedy ids differ from llama.cpp's: $(cat "$t.cmp")"
+    ids_compare "$name" "$t" "$margin" image || return 1
     return 0
 }
 

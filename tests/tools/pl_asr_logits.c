@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids_arg.h"
 #include "pocketllm.h"
 
 #define MAX_CLIPS 8
@@ -78,12 +79,7 @@ int main(int argc, char **argv) {
         audio_rows += n;
     }
     int32_t ids[4096];
-    size_t n_ids = 0;
-    for (char *p = (char *)ids_s, *e; n_ids < 4096; p = e) {
-        long v = strtol(p, &e, 10);
-        if (e == p) break;
-        ids[n_ids++] = (int32_t)v;
-    }
+    const size_t n_ids = parse_ids(ids_s, ids, 4096);
     if (n_ids == 0) {
         fprintf(stderr, "pl_asr_logits: --ids has no ids\n");
         return 2;

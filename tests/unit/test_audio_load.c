@@ -19,6 +19,7 @@
 #include "audio/audio_mel.h"
 #include "audio/audio_tower.h"
 #include "base/half.h"
+#include "mmproj_plan.h"
 #include "pltest.h"
 #include "pocketllm.h"
 #include "quant/types.h"
@@ -41,50 +42,6 @@ static const char *expect_msg[N_MUTATIONS] = {
     "mm.a.mlp.2.bias is missing", "layer_norm_epsilon", "a.position_embd.weight has shape",
     "a.conv2d.3.bias has 7 elements", "",
 };
-
-static float *rnd(size_t n, float scale) {
-    float *p = malloc(n * sizeof *p);
-    for (size_t i = 0; i < n; i++) p[i] = scale * (float)((int)(rand() % 2001) - 1000) / 1000.0f;
-    return p;
-}
-
-typedef struct plan {
-    pocketllm_gguf_writer *w;
-    void *keep[128];
-    int n_keep;
-} plan;
-
-static void tensor(plan *p, const char *name, uint32_t type, uint32_t n_dims, int64_t e0, int64_t e1, int64_t e2,
-                   int64_t e3, float scale) {
-    const int64_t ne[4] = {e0, e1, e2, e3};
-    const size_t n = (size_t)(e0 * e1 * e2 * e3);
-    float *f = rnd(n, scale);
-    void *data = f;
-    if (type == PL_TYPE_F16 || type == PL_TYPE_BF16) {
-        uint16_t *h = malloc(n * sizeof *h);
-        for (size_t i = 0; i < n; i++) h[i] = type == PL_TYPE_F16 ? pl_f32_to_f16(f[i]) : pl_f32_to_bf16(f[i]);
-        free(f);
-        data = h;
-    }
-    p->keep[p->n_keep++] = data;
-    CHECK(pocketllm_gguf_writer_add_tensor(p->w, name, type, n_dims, ne, data) == POCKETLLM_OK);
-}
-
-static void linear(plan *p, const char *base, int64_t in, int64_t out, bool bias) {
-    char nm[96];
-    snprintf(nm, sizeof nm, "%s.weight", base);
-    tensor(p, nm, PL_TYPE_F32, 2, in, out, 1, 1, 1.0f / sqrtf((float)in));
-    snprintf(nm, sizeof nm, "%s.bias", base);
-    if (bias) tensor(p, nm, PL_TYPE_F32, 1, out, 1, 1, 1, 0.1f);
-}
-
-static void norm(plan *p, const char *base, int64_t n) {
-    char nm[96];
-    snprintf(nm, sizeof nm, "%s.weight", base);
-    tensor(p, nm, PL_TYPE_F32, 1, n, 1, 1, 1, 0.1f);
-    snprintf(nm, sizeof nm, "%s.bias", base);
-    tensor(p, nm, PL_TYPE_F32, 1, n, 1, 1, 1, 0.1f);
-}
 
 static void write_tower(const char *path, enum mutation mu) {
     plan p = {0};
@@ -139,9 +96,7 @@ static void write_tower(const char *path, enum mutation mu) {
         linear(&p, "mm.a.mlp.1", D, D, true);
         linear(&p, "mm.a.mlp.2", D, proj, mu != NO_MM_BIAS);
     }
-    CHECK_MSG(pocketllm_gguf_writer_write(w, path) == POCKETLLM_OK, "%s", pocketllm_last_error());
-    pocketllm_gguf_writer_free(w);
-    for (int i = 0; i < p.n_keep; i++) free(p.keep[i]);
+    plan_write(&p, path);
     if (mu == TRUNCATED) {
         FILE *f = fopen(path, "rb+");
         CHECK(f && fseek(f, 0, SEEK_END) == 0);
@@ -178,14 +133,7 @@ int main(void) {
     CHECK(mkdtemp(dir) != NULL);
     char text_path[256], path[256];
     snprintf(text_path, sizeof text_path, "%s/text.gguf", dir);
-    pocketllm_synth_params sp = pocketllm_synth_default_params();
-    sp.arch = "qwen3vl";
-    sp.n_embd = PROJ, sp.n_layer = 1, sp.n_head = 2, sp.n_head_kv = 1, sp.head_dim = 16, sp.n_ff = 32;
-    CHECK_MSG(pocketllm_synth(&sp, text_path) == POCKETLLM_OK, "%s", pocketllm_last_error());
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = 1;
-    pocketllm_model *text = NULL;
-    CHECK_MSG(pocketllm_model_open(text_path, &mp, &text) == POCKETLLM_OK, "%s", pocketllm_last_error());
+    pocketllm_model *text = open_text(text_path, PROJ, 1);
     if (!text) TEST_DONE();
 
     for (int mu = 0; mu < N_MUTATIONS; mu++) {

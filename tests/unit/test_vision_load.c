@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mmproj_plan.h"
 #include "pltest.h"
 #include "pocketllm.h"
 #include "quant/types.h"
@@ -34,48 +35,6 @@ static const char *expect_msg[N_MUTATIONS] = {
     NULL, "projector 'mlp'", "attn_qkv.bias is missing", "attn_qkv.weight has shape", "a square",
     "is_deepstack_layers[0]", "not a pair", "GELU", "vectors must be", "layer_norm_epsilon", "v.patch_embd.weight has shape",
 };
-
-static float *rnd(size_t n, float scale) {
-    float *p = malloc(n * sizeof *p);
-    for (size_t i = 0; i < n; i++) p[i] = scale * (float)((int)(rand() % 2001) - 1000) / 1000.0f;
-    return p;
-}
-
-typedef struct plan {
-    pocketllm_gguf_writer *w;
-    void *keep[128];
-    int n_keep;
-} plan;
-
-static void tensor(plan *p, const char *name, uint32_t type, uint32_t n_dims, int64_t e0, int64_t e1, int64_t e2,
-                   int64_t e3, float scale) {
-    const int64_t ne[4] = {e0, e1, e2, e3};
-    const size_t n = (size_t)(e0 * e1 * e2 * e3);
-    void *data;
-    if (type == PL_TYPE_Q8_0) {
-        data = calloc(n / 32, 34); /* zero blocks: a valid q8_0 row */
-    } else {
-        data = rnd(n, scale);
-    }
-    p->keep[p->n_keep++] = data;
-    CHECK(pocketllm_gguf_writer_add_tensor(p->w, name, type, n_dims, ne, data) == POCKETLLM_OK);
-}
-
-static void linear(plan *p, const char *base, int64_t in, int64_t out, bool bias) {
-    char nm[96];
-    snprintf(nm, sizeof nm, "%s.weight", base);
-    tensor(p, nm, PL_TYPE_F32, 2, in, out, 1, 1, 1.0f / sqrtf((float)in));
-    snprintf(nm, sizeof nm, "%s.bias", base);
-    if (bias) tensor(p, nm, PL_TYPE_F32, 1, out, 1, 1, 1, 0.1f);
-}
-
-static void norm(plan *p, const char *base, int64_t n) {
-    char nm[96];
-    snprintf(nm, sizeof nm, "%s.weight", base);
-    tensor(p, nm, PL_TYPE_F32, 1, n, 1, 1, 1, 0.1f);
-    snprintf(nm, sizeof nm, "%s.bias", base);
-    tensor(p, nm, PL_TYPE_F32, 1, n, 1, 1, 1, 0.1f);
-}
 
 static void write_tower(const char *path, enum mutation mu) {
     plan p = {0};
@@ -130,25 +89,15 @@ static void write_tower(const char *path, enum mutation mu) {
     norm(&p, "v.post_ln", D);
     linear(&p, "mm.0", M, M, true);
     linear(&p, "mm.2", M, proj, true);
-    CHECK_MSG(pocketllm_gguf_writer_write(w, path) == POCKETLLM_OK, "%s", pocketllm_last_error());
-    pocketllm_gguf_writer_free(w);
-    for (int i = 0; i < p.n_keep; i++) free(p.keep[i]);
+    plan_write(&p, path);
 }
 
 int main(void) {
     CHECK(mkdtemp(dir) != NULL);
     char text_path[256], path[256];
     snprintf(text_path, sizeof text_path, "%s/text.gguf", dir);
-    /* a qwen3vl text model of width 32 with one DeepStack input (synth
-     * gives n_layer - 1 for two layers) */
-    pocketllm_synth_params sp = pocketllm_synth_default_params();
-    sp.arch = "qwen3vl";
-    sp.n_embd = PROJ, sp.n_layer = 2, sp.n_head = 2, sp.n_head_kv = 1, sp.head_dim = 16, sp.n_ff = 32;
-    CHECK_MSG(pocketllm_synth(&sp, text_path) == POCKETLLM_OK, "%s", pocketllm_last_error());
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = 1;
-    pocketllm_model *text = NULL;
-    CHECK_MSG(pocketllm_model_open(text_path, &mp, &text) == POCKETLLM_OK, "%s", pocketllm_last_error());
+    /* a text model of width 32 with one DeepStack input */
+    pocketllm_model *text = open_text(text_path, PROJ, 2);
     if (!text) TEST_DONE();
 
     for (int mu = 0; mu < N_MUTATIONS; mu++) {
