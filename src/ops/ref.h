@@ -187,6 +187,56 @@ void pl_rope_angles_multi(const pl_rope_params *rp, const int32_t pos[4], float 
 /* Whether rp is a multi-axis mode (four positions per token). */
 static inline bool pl_rope_is_multi(int mode) { return mode == PL_ROPE_VISION || mode == PL_ROPE_MROPE_INTERLEAVED; }
 
+/* Mixture of experts (src/ops/ref_moe.c).  Most experts a router may
+ * have (llama.cpp's LLAMA_MAX_EXPERTS is 512; the models we run have at
+ * most 256, and the routing kernels keep one row of probabilities on the
+ * stack). */
+#define PL_MAX_EXPERTS 256
+
+typedef struct pl_moe_route_params {
+    int64_t n_expert, n_used; /* 1 <= n_used <= n_expert <= PL_MAX_EXPERTS */
+    bool norm;                /* renormalise the chosen weights to sum 1 (qwen3moe yes, qwen2moe no) */
+    float scale;              /* expert_weights_scale: applied when not 0 and not 1 */
+} pl_moe_route_params;
+
+/* idx[0..n) = 0..n-1 ordered by x descending exactly as libstdc++'s
+ * std::sort with the comparator x[a] > x[b] orders them (ggml's CPU argsort,
+ * which llama.cpp's top-k of a router is): introsort with threshold 16,
+ * median of three moved to the front, unguarded partition, heapsort below
+ * depth 2 floor(log2 n), then insertion sort.  std::sort is not stable, so
+ * exact ties land where that algorithm leaves them, and so must ours.
+ * Written without recursion so that a shader can run the same steps. */
+void pl_ref_argsort_desc(const float *x, int32_t *idx, int64_t n);
+
+/* The router of llama.cpp's build_moe_ffn with softmax gating, per token
+ * t: p = softmax(logits[t]) (pl_ref_softmax); ids[t][0..n_used) = the first
+ * n_used of pl_ref_argsort_desc(p); w[t][j] = p[ids[t][j]]; when norm, s =
+ * the sum of the w (in double, rounded to f32: ggml_sum_rows), clamped to at
+ * least 6.103515625e-5 (ggml_clamp), w /= s (ggml_div); then w *= scale when
+ * scale is neither 0 nor 1 (ggml_scale).  logits [n_tok][n_expert], ids and
+ * w [n_tok][n_used]. */
+void pl_ref_moe_route(const pl_moe_route_params *p, const float *logits, int64_t n_tok, int32_t *ids, float *w);
+
+/* Expert products (ggml_mul_mat_id): y[t][j] = W[ids[t][j]] . x_row, with
+ * x_row = x[t] when x_slots == 1 (gate and up: x is [n_tok][n_in]) or
+ * x[t][j] when x_slots == n_used (down: x is [n_tok][n_used][n_in]); y is
+ * [n_tok][n_used][n_out].  Each product is pl_ref_mul_mat on the expert's
+ * matrix, bit for bit.  An id outside 0 .. n_expert-1, or x_slots neither 1
+ * nor n_used: POCKETLLM_ERR_INVALID_ARGUMENT with a message. */
+pocketllm_status pl_ref_mul_mat_id(const pl_weight *w, const float *x, int64_t x_slots, const int32_t *ids,
+                                   int64_t n_used, int64_t n_tok, float *y);
+
+/* The weighted sum of the experts' outputs, as llama.cpp builds it
+ * (ggml_mul by the weights, then a chain of ggml_add in slot order): y[t] =
+ * ((e[t][0] w[t][0] + e[t][1] w[t][1]) + e[t][2] w[t][2]) ..., each product
+ * rounded to f32.  e is [n_tok][n_used][n], w [n_tok][n_used]. */
+void pl_ref_moe_sum(const float *e, const float *w, float *y, int64_t n_tok, int64_t n_used, int64_t n);
+
+/* qwen2moe's shared-expert gate: y[r][i] = x[r][i] * s[r], s[r] = silu(g[r])
+ * / g[r] in f32, silu(v) = v / (1 + e^-v) (llama.cpp writes the sigmoid as
+ * ggml_div(ggml_silu(g), g); g == 0 gives NaN there and here). */
+void pl_ref_sigmoid_gate(const float *x, const float *g, float *y, int64_t rows, int64_t n);
+
 /* Whether the element type can be used as a weight by the reference ops
  * (decode and dot product available). */
 bool pl_ref_type_ok(uint32_t type);

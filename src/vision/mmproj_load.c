@@ -68,7 +68,7 @@ pocketllm_status pl_mmproj_bind_rows(pl_mmproj_loader *ld, const pl_gguf_tensor 
     if (!pl_type_row_bytes(t->type, (uint64_t)n_in, &row) || row * (uint64_t)n_out != t->n_bytes)
         return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s: rows of %lld do not fit %s blocks", t->name, (long long)n_in,
                        pocketllm_type_name(t->type));
-    *w = (pl_weight){t->name, t->data, t->type, n_in, n_out, (size_t)row};
+    *w = (pl_weight){.name = t->name, .data = t->data, .type = t->type, .n_in = n_in, .n_out = n_out, .row_bytes = (size_t)row};
     if (n_in > *ld->max_in) *ld->max_in = n_in;
     return POCKETLLM_OK;
 }

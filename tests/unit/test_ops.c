@@ -444,7 +444,7 @@ static void test_attention_full(void) {
  * demands one), or, for a type that has kernels but no encoder, random
  * bytes -- redrawn row by row until the row decodes to finite values. */
 static pl_weight make_weight(uint32_t type, int64_t n_in, int64_t n_out, void **keep) {
-    pl_weight w = {"test", NULL, type, n_in, n_out, 0};
+    pl_weight w = {.name = "test", .type = type, .n_in = n_in, .n_out = n_out};
     uint64_t row;
     pl_type_row_bytes(type, (uint64_t)n_in, &row);
     w.row_bytes = (size_t)row;
