@@ -137,8 +137,7 @@ void pl_ref_argsort_desc(const float *x, int32_t *idx, int64_t n) {
         while (last - first > SORT_THRESHOLD) {
             if (d == 0) {
                 heap_sort(x, idx + first, last - first);
-                last = first; /* this call returns */
-                break;
+                break; /* this call returns */
             }
             d--;
             const int64_t mid = first + (last - first) / 2;
