@@ -162,7 +162,7 @@ static pocketllm_status bind_layer(loader *ld, int il) {
 
 pocketllm_status pl_audio_reserve(pl_audio_tower *a, int64_t n_tokens) {
     if (n_tokens <= a->reserved_tokens) return POCKETLLM_OK;
-    pl_compute_limits lim = {PL_AUDIO_ROWS, a->max_in, n_tokens, a->hp.head_dim};
+    pl_compute_limits lim = {.n_batch = PL_AUDIO_ROWS, .max_in = a->max_in, .n_ctx = n_tokens, .head_dim = a->hp.head_dim};
     pocketllm_status st = a->c->ops->reserve(a->c, &lim);
     if (!st) a->reserved_tokens = n_tokens;
     return st;

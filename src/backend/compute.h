@@ -29,6 +29,10 @@ typedef struct pl_compute_limits {
     int64_t max_in;   /* longest weight row (elements) */
     int64_t n_ctx;    /* most KV positions attention will read */
     int64_t head_dim;
+    /* a mixture-of-experts model (0 and 0 for a dense one): experts per
+     * token and the width of an expert's FFN, for moe_ffn's scratch */
+    int64_t moe_n_used;
+    int64_t moe_n_ff;
 } pl_compute_limits;
 
 typedef struct pl_compute_ops {
@@ -69,6 +73,18 @@ typedef struct pl_compute_ops {
     void (*gelu_erf)(pl_compute *c, const float *x, float *y, int64_t n);
     void (*im2col)(pl_compute *c, const pl_im2col_params *p, const float *x, float *y);
     void (*transpose)(pl_compute *c, const float *x, float *y, int64_t batch, int64_t rows, int64_t cols);
+    /* Mixture of experts; NULL in a backend without them (the wrappers
+     * fail the pass).  moe_route: pl_ref_moe_route (ids and w are compute
+     * memory).  moe_ffn: pl_ref_moe_ffn -- the routed experts' SwiGLU FFNs
+     * and their weighted sum, reading only the chosen experts' rows; its
+     * intermediate products live in the instance's own scratch (reserve()
+     * sizes it from moe_n_used and moe_n_ff).  sigmoid_gate:
+     * pl_ref_sigmoid_gate. */
+    void (*moe_route)(pl_compute *c, const pl_moe_route_params *p, const float *logits, int64_t n_tok, int32_t *ids,
+                      float *w);
+    void (*moe_ffn)(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
+                    int64_t n_used, int64_t n_tok, float *y);
+    void (*sigmoid_gate)(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n);
 } pl_compute_ops;
 
 /* An observer of matrix multiplications (eval/imatrix.c collects the
@@ -77,6 +93,14 @@ typedef struct pl_compute_ops {
  * compute memory (read them through ops->download).  It may stop the pass
  * with pl_compute_fail. */
 typedef void (*pl_mul_mat_observer)(void *user, pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok);
+/* The same for the expert products inside moe_ffn, called by the backend
+ * before each of them: w is the 3-D expert tensor, x its input rows
+ * [n_tok][x_slots][w->n_in] (x_slots 1 for gate and up, which read the
+ * token's row; n_used for down, which reads each slot's own row) and ids
+ * the routing [n_tok][n_used] -- row (t, slot j) goes to expert
+ * ids[t * n_used + j].  x and ids are compute memory. */
+typedef void (*pl_mul_mat_id_observer)(void *user, pl_compute *c, const pl_weight *w, const float *x, int64_t x_slots,
+                                       const int32_t *ids, int64_t n_used, int64_t n_tok);
 
 struct pl_compute {
     const pl_compute_ops *ops;
@@ -85,7 +109,8 @@ struct pl_compute {
     uint64_t reserved_bytes; /* memory reserve() holds (the instance's own scratch) */
     bool device_memory;      /* buffers are device memory: the host reads them only through download() */
     pl_mul_mat_observer observe_mul_mat; /* NULL when off: one test per matmul */
-    void *observe_user;
+    pl_mul_mat_id_observer observe_mul_mat_id; /* NULL when off */
+    void *observe_user;                  /* both observers' */
 };
 
 /* Record a failure (the first one wins; its message stays the thread's
@@ -172,6 +197,25 @@ static inline void pl_transpose(pl_compute *c, const float *x, float *y, int64_t
     if (c->status) return;
     if (!c->ops->transpose) pl_compute_missing(c, "transpose");
     else c->ops->transpose(c, x, y, batch, rows, cols);
+}
+
+/* Mixture of experts (see the ops above). */
+static inline void pl_moe_route(pl_compute *c, const pl_moe_route_params *p, const float *logits, int64_t n_tok,
+                                int32_t *ids, float *w) {
+    if (c->status) return;
+    if (!c->ops->moe_route) pl_compute_missing(c, "moe_route");
+    else c->ops->moe_route(c, p, logits, n_tok, ids, w);
+}
+static inline void pl_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids,
+                              const float *w, int64_t n_used, int64_t n_tok, float *y) {
+    if (c->status) return;
+    if (!c->ops->moe_ffn) pl_compute_missing(c, "moe_ffn");
+    else c->ops->moe_ffn(c, e, x, ids, w, n_used, n_tok, y);
+}
+static inline void pl_sigmoid_gate(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n) {
+    if (c->status) return;
+    if (!c->ops->sigmoid_gate) pl_compute_missing(c, "sigmoid_gate");
+    else c->ops->sigmoid_gate(c, x, g, y, rows, n);
 }
 
 /* A CPU instance with n_threads threads (0 = the physical cores) and the

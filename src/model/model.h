@@ -24,6 +24,9 @@ typedef struct pl_model_dims {
     int64_t max_in;      /* longest weight row (elements), for scratch sizing */
     int n_pos_axes;      /* rotary positions per token of an embedding pass: 4 (qwen3vl) or 0 (one) */
     int64_t n_deepstack; /* DeepStack feature sets an image's embeddings carry (qwen3vl), else 0 */
+    /* mixture of experts (0 for a dense model): experts per layer, routed
+     * per token, and the width of one expert's FFN */
+    int64_t n_expert, n_expert_used, n_ff_exp;
 } pl_model_dims;
 
 struct pocketllm_model {

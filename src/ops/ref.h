@@ -232,6 +232,26 @@ pocketllm_status pl_ref_mul_mat_id(const pl_weight *w, const float *x, int64_t x
  * rounded to f32.  e is [n_tok][n_used][n], w [n_tok][n_used]. */
 void pl_ref_moe_sum(const float *e, const float *w, float *y, int64_t n_tok, int64_t n_used, int64_t n);
 
+/* The routed FFN of a mixture-of-experts layer, the composition of the
+ * ops above as llama.cpp's build_moe_ffn (SiLU, separate gate and up)
+ * builds it: for every token t and slot j, with e = ids[t][j],
+ *   h[t][j] = silu(gate[e] . x[t]) * (up[e] . x[t])   (pl_ref_mul_mat_id, pl_ref_silu_mul)
+ *   d[t][j] = down[e] . h[t][j]                       (pl_ref_mul_mat_id with x_slots = n_used)
+ *   y[t]    = pl_ref_moe_sum(d, w)
+ * x [n_tok][n_in], ids and w [n_tok][n_used], y [n_tok][down->n_out].  The
+ * three tensors are 3-D with the same n_expert; gate and up are
+ * [n_in, n_ff], down [n_ff, n_out].  Errors as pl_ref_mul_mat_id's, or
+ * POCKETLLM_ERR_NO_MEMORY. */
+typedef struct pl_moe_ffn_weights {
+    const pl_weight *gate, *up, *down;
+} pl_moe_ffn_weights;
+pocketllm_status pl_ref_moe_ffn(const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
+                                int64_t n_used, int64_t n_tok, float *y);
+/* Whether e's tensors agree with each other (3-D, the same expert count,
+ * gate and up of one shape, down's input their output): POCKETLLM_OK, or
+ * POCKETLLM_ERR_INVALID_ARGUMENT with a message. */
+pocketllm_status pl_moe_ffn_check(const pl_moe_ffn_weights *e, int64_t n_used);
+
 /* qwen2moe's shared-expert gate: y[r][i] = x[r][i] * s[r], s[r] = silu(g[r])
  * / g[r] in f32, silu(v) = v / (1 + e^-v) (llama.cpp writes the sigmoid as
  * ggml_div(ggml_silu(g), g); g == 0 gives NaN there and here). */

@@ -10,6 +10,7 @@
  * pl_ref_argsort_desc runs those steps (libstdc++'s stl_algo.h/stl_heap.h,
  * unchanged since GCC 4) with an explicit stack instead of recursion.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -219,4 +220,44 @@ void pl_ref_sigmoid_gate(const float *x, const float *g, float *y, int64_t rows,
         const float v = g[r], s = v / (1.0f + expf(-v)) / v;
         for (int64_t i = 0; i < n; i++) y[r * n + i] = x[r * n + i] * s;
     }
+}
+
+pocketllm_status pl_moe_ffn_check(const pl_moe_ffn_weights *e, int64_t n_used) {
+    const pl_weight *g = e->gate, *u = e->up, *d = e->down;
+    if (!g || !u || !d || !g->data || !u->data || !d->data)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "moe_ffn: an expert tensor is missing");
+    if (g->n_expert < 1 || u->n_expert != g->n_expert || d->n_expert != g->n_expert)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "moe_ffn: %s, %s and %s have %lld, %lld and %lld experts",
+                       g->name, u->name, d->name, (long long)g->n_expert, (long long)u->n_expert,
+                       (long long)d->n_expert);
+    if (u->n_in != g->n_in || u->n_out != g->n_out || d->n_in != g->n_out)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "moe_ffn: %s [%lld, %lld], %s [%lld, %lld] and %s [%lld, %lld] "
+                       "do not chain", g->name, (long long)g->n_in, (long long)g->n_out, u->name, (long long)u->n_in,
+                       (long long)u->n_out, d->name, (long long)d->n_in, (long long)d->n_out);
+    if (n_used < 1 || n_used > g->n_expert)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "moe_ffn: %lld experts per token of %lld", (long long)n_used,
+                       (long long)g->n_expert);
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pl_ref_moe_ffn(const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
+                                int64_t n_used, int64_t n_tok, float *y) {
+    pocketllm_status st = pl_moe_ffn_check(e, n_used);
+    if (st) return st;
+    const int64_t n_ff = e->gate->n_out, pairs = n_tok * n_used;
+    float *g = malloc((size_t)pairs * (size_t)n_ff * sizeof *g);
+    float *u = malloc((size_t)pairs * (size_t)n_ff * sizeof *u);
+    float *d = malloc((size_t)pairs * (size_t)e->down->n_out * sizeof *d);
+    if (!g || !u || !d) st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "moe_ffn: out of memory for %lld rows", (long long)pairs);
+    if (!st) st = pl_ref_mul_mat_id(e->gate, x, 1, ids, n_used, n_tok, g);
+    if (!st) st = pl_ref_mul_mat_id(e->up, x, 1, ids, n_used, n_tok, u);
+    if (!st) {
+        pl_ref_silu_mul(g, u, g, pairs * n_ff);
+        st = pl_ref_mul_mat_id(e->down, g, n_used, ids, n_used, n_tok, d);
+    }
+    if (!st) pl_ref_moe_sum(d, w, y, n_tok, n_used, e->down->n_out);
+    free(g);
+    free(u);
+    free(d);
+    return st;
 }

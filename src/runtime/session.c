@@ -151,7 +151,8 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     st = m->device ? m->device->ops->compute_new(m->device, n_threads, &s->c)
                    : pl_backend_find("cpu")->compute_new(n_threads, &s->c);
     if (st) goto fail;
-    pl_compute_limits lim = {n_batch, d->max_in, n_ctx, d->head_dim};
+    pl_compute_limits lim = {.n_batch = n_batch, .max_in = d->max_in, .n_ctx = n_ctx, .head_dim = d->head_dim,
+                             .moe_n_used = d->n_expert_used, .moe_n_ff = d->n_ff_exp};
     if ((st = s->c->ops->reserve(s->c, &lim))) goto fail;
     if ((st = pl_kv_cache_new(s->c, p.kv_type, d->n_layer, (int64_t)rows, d->kv_dim, &s->kv))) goto fail;
     uint64_t floats = m->arch->scratch_floats(m, n_batch);

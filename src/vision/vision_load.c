@@ -249,7 +249,7 @@ static pocketllm_status check_text(loader *ld) {
 
 pocketllm_status pl_vision_reserve(pl_vision *v, int64_t n_patches) {
     if (n_patches <= v->reserved_patches) return POCKETLLM_OK;
-    pl_compute_limits lim = {PL_VISION_CHUNK, v->max_in, n_patches, v->hp.head_dim};
+    pl_compute_limits lim = {.n_batch = PL_VISION_CHUNK, .max_in = v->max_in, .n_ctx = n_patches, .head_dim = v->hp.head_dim};
     pocketllm_status st = v->c->ops->reserve(v->c, &lim);
     if (!st) v->reserved_patches = n_patches;
     return st;

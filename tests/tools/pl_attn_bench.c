@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
         pl_ref_kv_store(PL_TYPE_F16, v, vc, all);
     }
     pl_compute *c = NULL;
-    pl_compute_limits lim = {256, 4096, n, hd};
+    pl_compute_limits lim = {.n_batch = 256, .max_in = 4096, .n_ctx = n, .head_dim = hd};
     if (pl_cpu_compute_new(nt, isa, &c) != POCKETLLM_OK || c->ops->reserve(c, &lim) != POCKETLLM_OK) {
         fprintf(stderr, "pl_attn_bench: cannot set up the CPU backend\n");
         return 1;

@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     for (int64_t i = 0; i < n_in * n_tok; i++) x[i] = (float)(pl_rng_uniform(&rng) * 2 - 1);
     pl_weight w = {.name = "w", .data = wd, .type = type, .n_in = n_in, .n_out = n_out, .row_bytes = (size_t)row};
     pl_compute *c = NULL;
-    pl_compute_limits lim = {n_tok, n_in, 16, PL_MAX_HEAD_DIM};
+    pl_compute_limits lim = {.n_batch = n_tok, .max_in = n_in, .n_ctx = 16, .head_dim = PL_MAX_HEAD_DIM};
     if (pl_cpu_compute_new(nt, isa, &c) != POCKETLLM_OK || c->ops->reserve(c, &lim) != POCKETLLM_OK) {
         fprintf(stderr, "pl_mm_bench: cannot set up the CPU backend\n");
         return 1;

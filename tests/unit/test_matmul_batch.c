@@ -124,7 +124,7 @@ int main(void) {
         }
         pl_compute *c = NULL;
         CHECK(pl_cpu_compute_new(2, all[i], &c) == POCKETLLM_OK);
-        pl_compute_limits lim = {64, 1024, 64, PL_MAX_HEAD_DIM};
+        pl_compute_limits lim = {.n_batch = 64, .max_in = 1024, .n_ctx = 64, .head_dim = PL_MAX_HEAD_DIM};
         CHECK(c && c->ops->reserve(c, &lim) == POCKETLLM_OK);
         if (!c) continue;
         for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) check_type(c, all[i]->name, types[k]);

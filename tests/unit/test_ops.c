@@ -65,7 +65,7 @@ static double share_off(const float *a, const float *b, int64_t n, double abs_to
 static pl_compute *make(const pl_cpu_isa *isa, int nt) {
     pl_compute *c = NULL;
     CHECK(pl_cpu_compute_new(nt, isa, &c) == POCKETLLM_OK);
-    pl_compute_limits lim = {64, 1024, 300, PL_MAX_HEAD_DIM};
+    pl_compute_limits lim = {.n_batch = 64, .max_in = 1024, .n_ctx = 300, .head_dim = PL_MAX_HEAD_DIM};
     CHECK(c && c->ops->reserve(c, &lim) == POCKETLLM_OK);
     return c;
 }
@@ -380,7 +380,7 @@ static void test_attention_full(void) {
         for (int big = 0; big < 2; big++) {
             pl_compute *c = NULL;
             CHECK(pl_cpu_compute_new(v->nt, pl_cpu_isa_by_name(v->isa), &c) == POCKETLLM_OK);
-            pl_compute_limits lim = {big ? 300 : 1, big ? 1024 : 16, 2048, 288};
+            pl_compute_limits lim = {.n_batch = big ? 300 : 1, .max_in = big ? 1024 : 16, .n_ctx = 2048, .head_dim = 288};
             CHECK(c && c->ops->reserve(c, &lim) == POCKETLLM_OK);
             mine[n_mine++] = (inst){c, v->isa, v->nt};
         }
