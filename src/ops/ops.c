@@ -30,6 +30,9 @@ static const pl_op_desc pl_ops[PL_OP_COUNT] = {
     [PL_OP_GELU_ERF] = {"gelu_erf", "0.5 x (1 + erf(x / sqrt 2)), the exact GELU (Qwen3-ASR audio)", false},
     [PL_OP_IM2COL] = {"im2col", "2-D convolution patches of channel-last images: a conv2d as one matmul", false},
     [PL_OP_TRANSPOSE] = {"transpose", "a batch of matrices transposed", false},
+    [PL_OP_MOE_ROUTE] = {"moe_route", "mixture of experts: softmax router, top-k in llama.cpp's order, renormalised weights", false},
+    [PL_OP_MOE_FFN] = {"moe_ffn", "mixture of experts: the chosen experts' SwiGLU FFNs (only their rows read) and their weighted sum", true},
+    [PL_OP_SIGMOID_GATE] = {"sigmoid_gate", "x * sigmoid(g) per row (qwen2moe's shared-expert gate)", false},
 };
 
 const pl_op_desc *pl_op_get(uint32_t op) { return op < PL_OP_COUNT ? &pl_ops[op] : NULL; }

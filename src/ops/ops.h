@@ -32,6 +32,9 @@ typedef enum pl_op {
     PL_OP_GELU_ERF,    /* 0.5 x (1 + erf(x / sqrt 2)), the exact GELU (Qwen3-ASR audio tower) */
     PL_OP_IM2COL,      /* 2-D convolution patches of channel-last images, one row per output pixel */
     PL_OP_TRANSPOSE,   /* a batch of matrices transposed */
+    PL_OP_MOE_ROUTE,   /* a router's softmax, top-k in llama.cpp's order, weights renormalised */
+    PL_OP_MOE_FFN,     /* the chosen experts' SwiGLU FFNs and their weighted sum */
+    PL_OP_SIGMOID_GATE, /* x * sigmoid(g), one g per row (qwen2moe's shared expert) */
     PL_OP_COUNT
 } pl_op;
 

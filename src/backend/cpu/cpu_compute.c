@@ -102,7 +102,7 @@ static pocketllm_status cpu_reserve(pl_compute *c, const pl_compute_limits *lim)
     cc->attn_stride = (size_t)per;
     cc->lim = *lim;
     c->reserved_bytes = act + attn;
-    return POCKETLLM_OK;
+    return pl_cpu_moe_reserve(cc, lim);
 }
 
 /* ---- rms_norm --------------------------------------------------------- */
@@ -319,6 +319,7 @@ static void cpu_free(pl_compute *c) {
     pl_pool_free(cc->pool);
     free(cc->act);
     free(cc->attn);
+    pl_cpu_moe_free(cc);
     free(cc);
 }
 
@@ -347,6 +348,9 @@ static const pl_compute_ops cpu_ops = {
     .gelu_erf = pl_cpu_gelu_erf,
     .im2col = pl_cpu_im2col,
     .transpose = pl_cpu_transpose,
+    .moe_route = pl_cpu_moe_route,
+    .moe_ffn = pl_cpu_moe_ffn,
+    .sigmoid_gate = pl_cpu_sigmoid_gate,
 };
 
 pocketllm_status pl_cpu_compute_new(int n_threads, const pl_cpu_isa *isa, pl_compute **out) {

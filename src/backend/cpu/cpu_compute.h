@@ -23,6 +23,16 @@ typedef struct pl_cpu_compute {
     /* attention: per thread, scores (n_ctx floats) and q in f16 */
     void *attn;
     size_t attn_stride; /* bytes per thread */
+    /* moe_ffn (cpu_moe.c), when the limits name experts: the grouping
+     * (grouped row -> pair, then pair -> grouped row), the grouped input
+     * rows in a vec_dot type, the SwiGLU outputs h, and per thread a
+     * buffer of products */
+    int32_t *moe_order;
+    void *moe_act;
+    float *moe_h;
+    float *moe_tmp;
+    int64_t moe_pairs; /* most (token, slot) pairs of a pass */
+    size_t moe_act_bytes, moe_h_floats, moe_tmp_stride;
 } pl_cpu_compute;
 
 static inline pl_cpu_compute *pl_cpu(pl_compute *c) { return (pl_cpu_compute *)c; }
@@ -37,6 +47,17 @@ void pl_cpu_parallel(pl_cpu_compute *cc, pl_pool_chunk_fn fn, void *ctx, int64_t
 void pl_cpu_parallel_ranges(pl_cpu_compute *cc, pl_pool_range_fn fn, void *ctx, int64_t n, int64_t work_per_item,
                             int64_t align);
 
+/* Rows of W handled together while the tokens loop inside. */
+#define PL_MM_ROW_BLOCK 8
+
+/* The product of rows lo .. hi-1 of w with n_tok activation rows already
+ * in w's vec_dot type (act, act_row bytes apart), with kernels k: the
+ * result of row r for token t goes to y[t * y_stride + (r - lo)].  Tiles
+ * where the type has them, the rows kernel for single tokens, vec_dot for
+ * what is left: every entry bit for bit vec_dot's. */
+void pl_cpu_mm_rows(const pl_weight *w, const pl_quant_kernel_set *k, const void *act, size_t act_row, int64_t n_tok,
+                    float *y, size_t y_stride, int64_t lo, int64_t hi);
+
 void pl_cpu_get_rows(pl_compute *c, const pl_weight *w, const int32_t *ids, int64_t n, float *y);
 void pl_cpu_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);
 void pl_cpu_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
@@ -49,6 +70,16 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
 void pl_cpu_gelu_erf(pl_compute *c, const float *x, float *y, int64_t n);
 void pl_cpu_im2col(pl_compute *c, const pl_im2col_params *p, const float *x, float *y);
 void pl_cpu_transpose(pl_compute *c, const float *x, float *y, int64_t batch, int64_t rows, int64_t cols);
+
+/* mixture of experts (cpu_moe.c): the scratch, sized from the limits'
+ * moe_n_used and moe_n_ff (nothing for a dense model), and the ops */
+pocketllm_status pl_cpu_moe_reserve(pl_cpu_compute *cc, const pl_compute_limits *lim);
+void pl_cpu_moe_free(pl_cpu_compute *cc);
+void pl_cpu_moe_route(pl_compute *c, const pl_moe_route_params *p, const float *logits, int64_t n_tok, int32_t *ids,
+                      float *w);
+void pl_cpu_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
+                    int64_t n_used, int64_t n_tok, float *y);
+void pl_cpu_sigmoid_gate(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n);
 
 /* Whether mul_mat/get_rows can run on weights of this type. */
 bool pl_cpu_weight_type_ok(uint32_t type);

@@ -22,9 +22,6 @@
 #include "quant/kernels.h"
 #include "quant/types.h"
 
-/* Rows of W handled together while the tokens loop inside. */
-#define PL_MM_ROW_BLOCK 8
-
 bool pl_cpu_weight_type_ok(uint32_t type) { return pl_ref_type_ok(type); }
 
 typedef struct {
@@ -47,36 +44,41 @@ static void mm_convert(void *ctx, int chunk, int n_chunks, int thread) {
         j->act_fn(j->x + t * j->w->n_in, (uint8_t *)j->cc->act + (size_t)t * j->act_row, j->w->n_in);
 }
 
-/* Rows lo .. hi-1 of w (kernels k) against the job's converted
- * activations, into y ([n_tok][w->n_out]). */
-static void mm_rows(const mm_job *j, const pl_weight *w, const pl_quant_kernel_set *k, float *y_all, int64_t lo,
-                    int64_t hi) {
+void pl_cpu_mm_rows(const pl_weight *w, const pl_quant_kernel_set *k, const void *act, size_t act_row, int64_t n_tok,
+                    float *y, size_t y_stride, int64_t lo, int64_t hi) {
     /* tiles of tile_rows x tile_cols where they fit (identical bits to
      * vec_dot, see kernels.h), vec_dot for the rows and tokens left over */
     const int64_t tr = k->vec_dot_tile ? k->tile_rows : 0, tc = k->vec_dot_tile ? k->tile_cols : 0;
-    const int64_t t_tiled = tc ? j->n_tok - j->n_tok % tc : 0;
+    const int64_t t_tiled = tc ? n_tok - n_tok % tc : 0;
     for (int64_t r0 = lo; r0 < hi; r0 += PL_MM_ROW_BLOCK) {
         const int64_t r1 = r0 + PL_MM_ROW_BLOCK < hi ? r0 + PL_MM_ROW_BLOCK : hi;
         const int64_t r_tiled = tr ? r0 + (r1 - r0) / tr * tr : r0;
         for (int64_t t = 0; t < t_tiled; t += tc) {
-            const void *a = (const uint8_t *)j->act + (size_t)t * j->act_row;
-            float *y = y_all + t * w->n_out;
+            const void *a = (const uint8_t *)act + (size_t)t * act_row;
+            float *yt = y + (size_t)t * y_stride;
             for (int64_t r = r0; r < r_tiled; r += tr)
-                k->vec_dot_tile(w->n_in, pl_weight_row(w, r), w->row_bytes, a, j->act_row, y + r, (size_t)w->n_out);
+                k->vec_dot_tile(w->n_in, pl_weight_row(w, r), w->row_bytes, a, act_row, yt + (r - lo), y_stride);
             for (int64_t c = 0; c < tc; c++)
                 for (int64_t r = r_tiled; r < r1; r++)
-                    y[c * w->n_out + r] = k->vec_dot(w->n_in, pl_weight_row(w, r), (const uint8_t *)a + (size_t)c * j->act_row);
+                    yt[(size_t)c * y_stride + (size_t)(r - lo)] = k->vec_dot(w->n_in, pl_weight_row(w, r), (const uint8_t *)a + (size_t)c * act_row);
         }
         /* the tokens left over (every token of a decode): the rows kernel
          * where the type has one, vec_dot for the rows it leaves */
         const int64_t dr = k->vec_dot_rows ? k->dot_rows : 0, r_rows = dr ? r0 + (r1 - r0) / dr * dr : r0;
-        for (int64_t t = t_tiled; t < j->n_tok; t++) {
-            const void *a = (const uint8_t *)j->act + (size_t)t * j->act_row;
-            float *y = y_all + t * w->n_out;
-            for (int64_t r = r0; r < r_rows; r += dr) k->vec_dot_rows(w->n_in, pl_weight_row(w, r), w->row_bytes, a, 0, y + r, 0);
-            for (int64_t r = r_rows; r < r1; r++) y[r] = k->vec_dot(w->n_in, pl_weight_row(w, r), a);
+        for (int64_t t = t_tiled; t < n_tok; t++) {
+            const void *a = (const uint8_t *)act + (size_t)t * act_row;
+            float *yt = y + (size_t)t * y_stride;
+            for (int64_t r = r0; r < r_rows; r += dr) k->vec_dot_rows(w->n_in, pl_weight_row(w, r), w->row_bytes, a, 0, yt + (r - lo), 0);
+            for (int64_t r = r_rows; r < r1; r++) yt[r - lo] = k->vec_dot(w->n_in, pl_weight_row(w, r), a);
         }
     }
+}
+
+/* Rows lo .. hi-1 of w (kernels k) against the job's converted
+ * activations, into y ([n_tok][w->n_out]). */
+static void mm_rows(const mm_job *j, const pl_weight *w, const pl_quant_kernel_set *k, float *y_all, int64_t lo,
+                    int64_t hi) {
+    pl_cpu_mm_rows(w, k, j->act, j->act_row, j->n_tok, y_all + lo, (size_t)w->n_out, lo, hi);
 }
 
 static void mm_dots(void *ctx, int64_t lo, int64_t hi, int thread) {

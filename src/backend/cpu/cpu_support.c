@@ -11,7 +11,8 @@
 bool pl_cpu_supports(pl_op op, uint32_t weight_type) {
     switch (op) {
     case PL_OP_GET_ROWS:
-    case PL_OP_MUL_MAT: return pl_cpu_weight_type_ok(weight_type);
+    case PL_OP_MUL_MAT:
+    case PL_OP_MOE_FFN: return pl_cpu_weight_type_ok(weight_type);
     case PL_OP_RMS_NORM:
     case PL_OP_ADD:
     case PL_OP_MUL:
@@ -29,7 +30,9 @@ bool pl_cpu_supports(pl_op op, uint32_t weight_type) {
     case PL_OP_ROPE_IMROPE:
     case PL_OP_GELU_ERF:
     case PL_OP_IM2COL:
-    case PL_OP_TRANSPOSE: return true;
+    case PL_OP_TRANSPOSE:
+    case PL_OP_MOE_ROUTE:
+    case PL_OP_SIGMOID_GATE: return true;
     default: return false;
     }
 }
