@@ -8,7 +8,8 @@
 #include "model/model.h"
 
 /* Every architecture with a graph (src/model/); NULL-terminated. */
-static const pl_arch *const pl_archs[] = {&pl_arch_llama, &pl_arch_qwen2, &pl_arch_qwen3, &pl_arch_qwen3vl, NULL};
+static const pl_arch *const pl_archs[] = {&pl_arch_llama, &pl_arch_qwen2, &pl_arch_qwen3, &pl_arch_qwen3vl,
+                                            &pl_arch_qwen2moe, &pl_arch_qwen3moe, NULL};
 
 const pl_arch *pl_arch_find(const char *name) {
     for (size_t i = 0; name && pl_archs[i]; i++)

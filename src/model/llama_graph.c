@@ -8,6 +8,10 @@
  *                                  rope(k_norm(attn_k . rms_norm(x))),
  *                                  attn_v . rms_norm(x))
  *     x += ffn_down . (silu(ffn_gate . rms_norm(x)) * (ffn_up . rms_norm(x)))
+ *       or, with a mixture of experts (qwen2moe, qwen3moe), per token:
+ *     x += sum over the experts e the router picks from softmax(ffn_gate_inp
+ *          . rms_norm(x)) of weight_e * expert_e(rms_norm(x))
+ *          (+ sigmoid(ffn_gate_inp_shexp . rms_norm(x)) * shared(rms_norm(x)), qwen2moe)
  *     x += deepstack[layer]        (qwen3vl, image embeddings, first layers)
  *   logits = output . rms_norm(x)
  *
@@ -28,30 +32,65 @@ typedef struct acts {
     float *att; /* [n][n_head][head_dim] attention output */
     float *hb;  /* [n][n_ff] gate, then silu(gate) * up */
     float *hb2; /* [n][n_ff] up, over the rows of q .. att */
+    /* a mixture of experts, all over the rows of q .. att: the router's
+     * logits, its choice and weights, the experts' weighted sum; hb and
+     * hb2 then serve the shared expert (qwen2moe), whose gate is shg */
+    float *router;   /* [n][n_expert] */
+    int32_t *ids;    /* [n][n_used] */
+    float *ew;       /* [n][n_used] */
+    float *moe_out;  /* [n][n_embd] */
+    float *sh;       /* [n][n_embd] the shared expert's output */
+    float *shg;      /* [n] its gate's logit */
 } acts;
+
+/* Floats per token of the FFN's part of the scratch: inside the attention's
+ * rows (`shared`, dead by then) and after them (`own`). */
+static void ffn_floats(const pl_llama_hparams *hp, uint64_t *shared, uint64_t *own) {
+    if (hp->n_expert) {
+        *shared = (uint64_t)(hp->n_expert + 2 * hp->n_expert_used + 2 * hp->n_embd + 1 + 2 * hp->n_ff_shexp);
+        *own = 0;
+    } else {
+        *shared = *own = (uint64_t)hp->n_ff;
+    }
+}
 
 uint64_t pl_llama_scratch_floats(const pl_model *m, int64_t n_batch) {
     const pl_llama_hparams *hp = &((const pl_llama *)m->weights)->hp;
     const uint64_t q = (uint64_t)(hp->n_head * hp->head_dim), kv = (uint64_t)(hp->n_head_kv * hp->head_dim);
     /* sizes were bounded at load: no overflow for any n_batch we allow */
-    const uint64_t attn = 2 * q + 2 * kv, ff = (uint64_t)hp->n_ff;
-    return (uint64_t)n_batch * (2 * (uint64_t)hp->n_embd + (attn > ff ? attn : ff) + ff);
+    uint64_t shared, own;
+    ffn_floats(hp, &shared, &own);
+    const uint64_t attn = 2 * q + 2 * kv;
+    return (uint64_t)n_batch * (2 * (uint64_t)hp->n_embd + (attn > shared ? attn : shared) + own);
 }
 
 static acts carve(const pl_llama_hparams *hp, float *s, int64_t n) {
     const int64_t q = hp->n_head * hp->head_dim, kv = hp->n_head_kv * hp->head_dim;
-    acts a;
+    acts a = {0};
     a.x = s, s += n * hp->n_embd;
     a.xb = s, s += n * hp->n_embd;
     a.q = s, s += n * q;
     a.k = s, s += n * kv;
     a.v = s, s += n * kv;
     a.att = s, s = a.q;
+    uint64_t shared, own;
+    ffn_floats(hp, &shared, &own);
+    const int64_t attn = 2 * q + 2 * kv, region = attn > (int64_t)shared ? attn : (int64_t)shared;
+    if (hp->n_expert) {
+        a.router = s, s += n * hp->n_expert;
+        a.ids = (int32_t *)(void *)s, s += n * hp->n_expert_used;
+        a.ew = s, s += n * hp->n_expert_used;
+        a.moe_out = s, s += n * hp->n_embd;
+        a.sh = s, s += n * hp->n_embd;
+        a.shg = s, s += n;
+        a.hb2 = s, s += n * hp->n_ff_shexp;
+        a.hb = s;
+        return a;
+    }
     /* the FFN's up projection reuses the attention's rows (dead by then):
      * a 512-token pass of a 0.6B model needs 6 MB less */
     a.hb2 = s;
-    const int64_t attn = 2 * q + 2 * kv;
-    s += n * (attn > hp->n_ff ? attn : hp->n_ff);
+    s += n * region;
     a.hb = s;
     return a;
 }
@@ -163,6 +202,29 @@ static void ffn_block(const pl_llama *L, const pl_llama_layer *ly, pl_compute *c
     pl_add(c, x, a->xb, x, n, hp->n_embd, n);
 }
 
+/* The mixture of experts in place of the FFN (llama.cpp's build_moe_ffn
+ * with softmax gating and SwiGLU experts, then qwen2moe's shared expert):
+ * x += moe(rms_norm(x)) (+ sigmoid gate * shared(rms_norm(x))). */
+static void moe_block(const pl_llama *L, const pl_llama_layer *ly, pl_compute *c, float *x, int64_t n, acts *a) {
+    const pl_llama_hparams *hp = &L->hp;
+    pl_rms_norm(c, x, ly->ffn_norm, a->xb, n, hp->n_embd, hp->rms_eps);
+    pl_mul_mat(c, &ly->ffn_gate_inp, a->xb, n, a->router);
+    pl_moe_route(c, &L->route, a->router, n, a->ids, a->ew);
+    const pl_moe_ffn_weights e = {&ly->ffn_gate_exps, &ly->ffn_up_exps, &ly->ffn_down_exps};
+    pl_moe_ffn(c, &e, a->xb, a->ids, a->ew, hp->n_expert_used, n, a->moe_out);
+    if (ly->ffn_gate_shexp.data) {
+        const pl_weight *w[2] = {&ly->ffn_gate_shexp, &ly->ffn_up_shexp};
+        float *const y[2] = {a->hb, a->hb2};
+        pl_mul_mat_multi(c, 2, w, a->xb, n, y);
+        pl_silu_mul(c, a->hb, a->hb2, a->hb, n * hp->n_ff_shexp);
+        pl_mul_mat(c, &ly->ffn_down_shexp, a->hb, n, a->sh);
+        pl_mul_mat(c, &ly->ffn_gate_inp_shexp, a->xb, n, a->shg);
+        pl_sigmoid_gate(c, a->sh, a->shg, a->sh, n, hp->n_embd);
+        pl_add(c, a->moe_out, a->sh, a->moe_out, n, hp->n_embd, n);
+    }
+    pl_add(c, x, a->moe_out, x, n, hp->n_embd, n);
+}
+
 /* logits = output . rms_norm(x) (+ output.bias) */
 static void output_block(const pl_llama *L, pl_compute *c, const float *x, int64_t n, acts *a, float *logits) {
     const pl_llama_hparams *hp = &L->hp;
@@ -187,7 +249,8 @@ void pl_llama_forward(const pl_model *m, pl_forward *f) {
         const int64_t rows = il == hp->n_layer - 1 ? n_out : f->n_tok;
         float *x = a.x + (f->n_tok - rows) * hp->n_embd;
         attention_block(L, &L->layers[il], il, f, &a, rows);
-        ffn_block(L, &L->layers[il], f->c, x, rows, &a);
+        if (hp->n_expert) moe_block(L, &L->layers[il], f->c, x, rows, &a);
+        else ffn_block(L, &L->layers[il], f->c, x, rows, &a);
         if (il < n_ds) {
             const float *ds = f->deepstack + (il * f->n_tok + (f->n_tok - rows)) * hp->n_embd;
             pl_add(f->c, x, ds, x, rows, hp->n_embd, rows);

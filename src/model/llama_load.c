@@ -1,6 +1,6 @@
 /*
  * llama_load.c -- read the hyperparameters of a llama / qwen2 / qwen3 /
- * qwen3vl checkpoint and bind its tensors, checking every shape and type against
+ * qwen3vl / qwen2moe / qwen3moe checkpoint and bind its tensors, checking every shape and type against
  * them, so that the graph never meets a tensor it did not expect.  Weight
  * matrices stay where they are in the mapping; only small vectors stored
  * in f16/bf16 are copied out to f32.
@@ -25,6 +25,7 @@ typedef struct loader {
     pl_model *m;
     pl_llama *L;
     const char *arch;
+    bool moe; /* qwen2moe, qwen3moe */
 } loader;
 
 static pocketllm_status get_int(const loader *ld, const char *suffix, bool required, uint64_t def, uint64_t lo,
@@ -61,22 +62,35 @@ static const pl_gguf_tensor *find(const loader *ld, const char *name) {
     return pl_gguf_tensor_by_name(ld->m->gguf, name);
 }
 
-/* Bind matrix `name` of shape [n_in, n_out]; w->data stays NULL when an
- * optional matrix is absent. */
-static pocketllm_status matrix(const loader *ld, const char *name, int64_t n_in, int64_t n_out, bool optional,
-                               pl_weight *w) {
+/* Bind tensor `name` as a matrix of shape [n_in, n_out] (n_expert 0), a
+ * 3-D expert tensor [n_in, n_out, n_expert], or (n_out 1, one_d) a 1-D
+ * [n_in] vector used as a one-row matrix; w->data stays NULL when an
+ * optional tensor is absent. */
+static pocketllm_status bind_weight(const loader *ld, const char *name, int64_t n_in, int64_t n_out, int64_t n_expert,
+                                    bool one_d, bool optional, pl_weight *w) {
     memset(w, 0, sizeof *w);
     const pl_gguf_tensor *t = find(ld, name);
     if (!t) return optional ? POCKETLLM_OK : pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s is missing", name);
-    if (t->n_dims != 2 || t->ne[0] != n_in || t->ne[1] != n_out)
+    const uint32_t dims = n_expert ? 3 : one_d ? 1 : 2;
+    if (t->n_dims != dims || t->ne[0] != n_in || (dims > 1 && t->ne[1] != n_out) || (dims > 2 && t->ne[2] != n_expert)) {
+        if (n_expert)
+            return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has %u dimensions [%lld, %lld, %lld], expected [%lld, %lld, %lld]",
+                           name, t->n_dims, (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
+                           (long long)n_in, (long long)n_out, (long long)n_expert);
+        if (one_d)
+            return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has %u dimensions of which the first is %lld, expected [%lld]",
+                           name, t->n_dims, (long long)t->ne[0], (long long)n_in);
         return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s has shape [%lld, %lld, %lld], expected [%lld, %lld]", name,
                        (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)n_in,
                        (long long)n_out);
-    if (!pl_cpu_supports(PL_OP_MUL_MAT, t->type) || !pl_cpu_supports(PL_OP_GET_ROWS, t->type))
+    }
+    const pl_op op = n_expert ? PL_OP_MOE_FFN : PL_OP_MUL_MAT;
+    if (!pl_cpu_supports(op, t->type) || (!n_expert && !pl_cpu_supports(PL_OP_GET_ROWS, t->type)))
         return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "tensor %s is %s, which this build cannot compute with yet (see 'pocketllm ops')",
                        name, pocketllm_type_name(t->type));
     uint64_t row;
-    if (!pl_type_row_bytes(t->type, (uint64_t)n_in, &row) || row * (uint64_t)n_out != t->n_bytes)
+    const uint64_t mats = n_expert ? (uint64_t)n_expert : 1;
+    if (!pl_type_row_bytes(t->type, (uint64_t)n_in, &row) || row * (uint64_t)n_out * mats != t->n_bytes)
         return pl_fail(POCKETLLM_ERR_FORMAT, "tensor %s: rows of %lld do not fit %s blocks", name, (long long)n_in,
                        pocketllm_type_name(t->type));
     w->name = t->name;
@@ -85,7 +99,14 @@ static pocketllm_status matrix(const loader *ld, const char *name, int64_t n_in,
     w->n_in = n_in;
     w->n_out = n_out;
     w->row_bytes = (size_t)row;
+    w->n_expert = n_expert;
+    w->expert_bytes = n_expert ? (size_t)(row * (uint64_t)n_out) : 0;
     return POCKETLLM_OK;
+}
+
+static pocketllm_status matrix(const loader *ld, const char *name, int64_t n_in, int64_t n_out, bool optional,
+                               pl_weight *w) {
+    return bind_weight(ld, name, n_in, n_out, 0, false, optional, w);
 }
 
 /* Bind vector `name` of n elements as f32 (*out stays NULL when an optional
@@ -145,12 +166,44 @@ static pocketllm_status read_vl_hparams(loader *ld) {
     return get_int(ld, "n_deepstack_layers", false, 0, 0, (uint64_t)hp->n_layer, &hp->n_deepstack);
 }
 
+/* qwen2moe / qwen3moe: the experts, as llama.cpp reads them -- a count and
+ * the count routed per token (one value for every layer), an expert's
+ * FFN width (expert_feed_forward_length, else feed_forward_length / the
+ * routed count) and qwen2moe's shared expert's (its own key, else
+ * feed_forward_length).  The router's weights are renormalised as
+ * expert_weights_norm says (llama.cpp's graphs: qwen3moe yes, qwen2moe
+ * no, which the converter leaves unwritten) and scaled by
+ * expert_weights_scale when that is neither 0 nor 1. */
+static pocketllm_status read_moe_hparams(loader *ld) {
+    pl_llama_hparams *hp = &ld->L->hp;
+    pocketllm_status st;
+    if ((st = get_int(ld, "expert_count", true, 0, 1, 1u << 20, &hp->n_expert))) return st;
+    if (hp->n_expert > PL_MAX_EXPERTS)
+        return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s.expert_count = %lld: at most %d experts are supported", ld->arch,
+                       (long long)hp->n_expert, PL_MAX_EXPERTS);
+    if ((st = get_int(ld, "expert_used_count", true, 0, 1, (uint64_t)hp->n_expert, &hp->n_expert_used))) return st;
+    const bool qwen2moe = strcmp(ld->arch, "qwen2moe") == 0;
+    const int64_t ff_exp_def = hp->n_ff / hp->n_expert_used;
+    if ((st = get_int(ld, "expert_feed_forward_length", ff_exp_def == 0, (uint64_t)ff_exp_def, 1, MAX_DIM, &hp->n_ff_exp)))
+        return st;
+    if (qwen2moe && (st = get_int(ld, "expert_shared_feed_forward_length", hp->n_ff == 0, (uint64_t)hp->n_ff, 1, MAX_DIM,
+                                  &hp->n_ff_shexp)))
+        return st;
+    int64_t norm;
+    float scale = 0;
+    if ((st = get_int(ld, "expert_weights_norm", false, qwen2moe ? 0 : 1, 0, 1, &norm)) ||
+        (st = get_float(ld, "expert_weights_scale", false, 0, &scale)))
+        return st;
+    ld->L->route = (pl_moe_route_params){hp->n_expert, hp->n_expert_used, norm != 0, scale};
+    return POCKETLLM_OK;
+}
+
 static pocketllm_status read_hparams(loader *ld) {
     pl_llama_hparams *hp = &ld->L->hp;
     pocketllm_status st;
     if ((st = get_int(ld, "embedding_length", true, 0, 1, MAX_DIM, &hp->n_embd)) ||
         (st = get_int(ld, "block_count", true, 0, 1, MAX_LAYERS, &hp->n_layer)) ||
-        (st = get_int(ld, "feed_forward_length", true, 0, 1, MAX_DIM, &hp->n_ff)) ||
+        (st = get_int(ld, "feed_forward_length", !ld->moe, 0, ld->moe ? 0 : 1, MAX_DIM, &hp->n_ff)) ||
         (st = get_int(ld, "attention.head_count", true, 0, 1, PL_MAX_HEAD_DIM * 64, &hp->n_head)))
         return st;
     if ((st = get_int(ld, "attention.head_count_kv", false, (uint64_t)hp->n_head, 1, (uint64_t)hp->n_head,
@@ -195,6 +248,32 @@ static pocketllm_status read_hparams(loader *ld) {
     rp->freq_scale = factor == 0.0f || (scaling && strcmp(scaling, "none") == 0) ? 1.0f : 1.0f / factor;
     rp->mode = strcmp(ld->arch, "llama") == 0 ? PL_ROPE_NORMAL : PL_ROPE_NEOX;
     if (!strcmp(ld->arch, "qwen3vl")) return read_vl_hparams(ld);
+    if (ld->moe) return read_moe_hparams(ld);
+    return POCKETLLM_OK;
+}
+
+/* A mixture-of-experts layer's FFN: the router, the experts, and
+ * qwen2moe's shared expert. */
+static pocketllm_status bind_experts(loader *ld, int64_t il, pl_llama_layer *ly) {
+    const pl_llama_hparams *hp = &ld->L->hp;
+    const int64_t ne = hp->n_expert, d = hp->n_embd, f = hp->n_ff_exp;
+    char name[96];
+    pocketllm_status st;
+#define NAME(suffix) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)il), name)
+    if ((st = matrix(ld, NAME("ffn_gate_inp.weight"), d, ne, false, &ly->ffn_gate_inp)) ||
+        (st = bind_weight(ld, NAME("ffn_gate_exps.weight"), d, f, ne, false, false, &ly->ffn_gate_exps)) ||
+        (st = bind_weight(ld, NAME("ffn_up_exps.weight"), d, f, ne, false, false, &ly->ffn_up_exps)) ||
+        (st = bind_weight(ld, NAME("ffn_down_exps.weight"), f, d, ne, false, false, &ly->ffn_down_exps)))
+        return st;
+    if (strcmp(ld->arch, "qwen2moe") == 0) {
+        const int64_t fs = hp->n_ff_shexp;
+        if ((st = bind_weight(ld, NAME("ffn_gate_inp_shexp.weight"), d, 1, 0, true, false, &ly->ffn_gate_inp_shexp)) ||
+            (st = matrix(ld, NAME("ffn_gate_shexp.weight"), d, fs, false, &ly->ffn_gate_shexp)) ||
+            (st = matrix(ld, NAME("ffn_up_shexp.weight"), d, fs, false, &ly->ffn_up_shexp)) ||
+            (st = matrix(ld, NAME("ffn_down_shexp.weight"), fs, d, false, &ly->ffn_down_shexp)))
+            return st;
+    }
+#undef NAME
     return POCKETLLM_OK;
 }
 
@@ -202,7 +281,7 @@ static pocketllm_status bind_layer(loader *ld, int64_t il, pl_llama_layer *ly) {
     const pl_llama_hparams *hp = &ld->L->hp;
     const int64_t q_dim = hp->n_head * hp->head_dim, kv_dim = hp->n_head_kv * hp->head_dim;
     const bool llama = strcmp(ld->arch, "llama") == 0;
-    const bool qwen3 = strcmp(ld->arch, "qwen3") == 0 || strcmp(ld->arch, "qwen3vl") == 0;
+    const bool qwen3 = strcmp(ld->arch, "qwen3") == 0 || strcmp(ld->arch, "qwen3vl") == 0 || strcmp(ld->arch, "qwen3moe") == 0;
     char name[96];
     pocketllm_status st;
 #define NAME(suffix) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)il), name)
@@ -222,8 +301,10 @@ static pocketllm_status bind_layer(loader *ld, int64_t il, pl_llama_layer *ly) {
         /* qwen3 normalises each Q and K head before the rotation */
         (qwen3 && (st = vector(ld, NAME("attn_q_norm.weight"), hp->head_dim, false, &ly->attn_q_norm))) ||
         (qwen3 && (st = vector(ld, NAME("attn_k_norm.weight"), hp->head_dim, false, &ly->attn_k_norm))) ||
-        (st = vector(ld, NAME("ffn_norm.weight"), hp->n_embd, false, &ly->ffn_norm)) ||
-        (st = matrix(ld, NAME("ffn_gate.weight"), hp->n_embd, hp->n_ff, false, &ly->ffn_gate)) ||
+        (st = vector(ld, NAME("ffn_norm.weight"), hp->n_embd, false, &ly->ffn_norm)))
+        return st;
+    if (ld->moe) return bind_experts(ld, il, ly);
+    if ((st = matrix(ld, NAME("ffn_gate.weight"), hp->n_embd, hp->n_ff, false, &ly->ffn_gate)) ||
         (st = matrix(ld, NAME("ffn_up.weight"), hp->n_embd, hp->n_ff, false, &ly->ffn_up)) ||
         (st = matrix(ld, NAME("ffn_down.weight"), hp->n_ff, hp->n_embd, false, &ly->ffn_down)) ||
         (llama && (st = vector(ld, NAME("ffn_gate.bias"), hp->n_ff, true, &ly->ffn_gate_bias))) ||
@@ -246,7 +327,7 @@ static pocketllm_status llama_load(pl_model *m) {
     pl_llama *L = calloc(1, sizeof *L);
     if (!L) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     m->weights = L;
-    loader ld = {m, L, m->arch->name};
+    loader ld = {m, L, m->arch->name, !strcmp(m->arch->name, "qwen2moe") || !strcmp(m->arch->name, "qwen3moe")};
     pl_llama_hparams *hp = &L->hp;
     pocketllm_status st = read_hparams(&ld);
     if (st) return st;
@@ -261,7 +342,8 @@ static pocketllm_status llama_load(pl_model *m) {
                        (long long)hp->n_vocab, pl_vocab_n_tokens(m->vocab));
     if ((st = matrix(&ld, "token_embd.weight", hp->n_embd, hp->n_vocab, false, &L->token_embd)) ||
         (st = vector(&ld, "output_norm.weight", hp->n_embd, false, &L->output_norm)) ||
-        (st = matrix(&ld, "output.weight", hp->n_embd, hp->n_vocab, true, &L->output)) ||
+        /* llama.cpp requires qwen2moe's output matrix; the others may tie it */
+        (st = matrix(&ld, "output.weight", hp->n_embd, hp->n_vocab, strcmp(ld.arch, "qwen2moe") != 0, &L->output)) ||
         (!strcmp(ld.arch, "qwen2") && (st = vector(&ld, "output.bias", hp->n_vocab, true, &L->output_bias))))
         return st;
     if (!L->output.data) L->output = L->token_embd; /* tied embeddings */
@@ -282,9 +364,12 @@ static pocketllm_status llama_load(pl_model *m) {
     d->kv_dim = hp->n_head_kv * hp->head_dim;
     d->head_dim = hp->head_dim;
     d->n_deepstack = hp->n_deepstack;
+    d->n_expert = hp->n_expert;
+    d->n_expert_used = hp->n_expert_used;
+    d->n_ff_exp = hp->n_ff_exp;
     int64_t q_dim = hp->n_head * hp->head_dim, mx = hp->n_embd;
-    if (hp->n_ff > mx) mx = hp->n_ff;
-    if (q_dim > mx) mx = q_dim;
+    const int64_t widths[] = {hp->n_ff, q_dim, hp->n_ff_exp, hp->n_ff_shexp};
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) mx = widths[i] > mx ? widths[i] : mx;
     d->max_in = mx;
     return POCKETLLM_OK;
 }
@@ -311,5 +396,15 @@ const pl_arch pl_arch_qwen3 = {
  * token and their DeepStack sets (runtime/media_prompt.c). */
 const pl_arch pl_arch_qwen3vl = {
     "qwen3vl", "Qwen3-VL text model: qwen3 with multi-axis rotary sections and DeepStack (text and images)",
+    llama_load, llama_unload, pl_llama_forward, pl_llama_scratch_floats,
+};
+
+const pl_arch pl_arch_qwen2moe = {
+    "qwen2moe", "Qwen2-MoE: qwen2 with a mixture of experts (softmax router, top-k) and a gated shared expert in every layer",
+    llama_load, llama_unload, pl_llama_forward, pl_llama_scratch_floats,
+};
+
+const pl_arch pl_arch_qwen3moe = {
+    "qwen3moe", "Qwen3-MoE (e.g. Qwen3-30B-A3B): qwen3 with a mixture of experts (softmax router, top-k, renormalised) in every layer",
     llama_load, llama_unload, pl_llama_forward, pl_llama_scratch_floats,
 };

@@ -1,6 +1,6 @@
 /*
- * tiny_model.c -- write a small random-weight llama / qwen2 / qwen3
- * checkpoint through the public GGUF writer (see tiny_model.h).  Values
+ * tiny_model.c -- write a small random-weight llama / qwen2 / qwen3 /
+ * qwen2moe / qwen3moe checkpoint through the public GGUF writer (see tiny_model.h).  Values
  * are uniform with variance 1/fan_in for matrices, 1 +- 0.1 for norms,
  * +-1 for embeddings and +-0.1 for biases, from a generator seeded by the
  * spec's seed, so a spec always gives the same file.
@@ -28,6 +28,10 @@ tiny_model_spec tiny_model_default(void) {
     s.n_ff = 96;
     s.n_vocab = 300;
     s.type = PL_TYPE_F32;
+    s.n_expert = 8;
+    s.n_expert_used = 2;
+    s.n_ff_exp = 32;
+    s.n_ff_shexp = 48;
     s.seed = 1;
     return s;
 }
@@ -50,11 +54,14 @@ static void *hold(keep *k, void *p) {
     return p;
 }
 
-/* A tensor of n0 x n1 (a vector when n1 is 0) filled uniformly in [lo, hi]. */
-static pocketllm_status add(pocketllm_gguf_writer *w, keep *k, pl_rng *r, const char *name, int64_t n0, int64_t n1,
-                            uint32_t type, float lo, float hi) {
-    const uint32_t n_dims = n1 ? 2 : 1;
+/* A tensor of n0 x n1 x n2 (a vector when n1 is 0, a matrix when n2 is 0)
+ * filled uniformly in [lo, hi]. */
+static pocketllm_status add3(pocketllm_gguf_writer *w, keep *k, pl_rng *r, const char *name, int64_t n0, int64_t n1,
+                             int64_t n2, uint32_t type, float lo, float hi) {
+    const uint32_t n_dims = n2 ? 3 : n1 ? 2 : 1;
+    const int64_t mats = n2 ? n2 : 1;
     if (!n1) n1 = 1;
+    n1 *= mats; /* rows of every matrix one after another */
     const int64_t n = n0 * n1;
     float *f = malloc((size_t)n * sizeof *f);
     if (!f) return POCKETLLM_ERR_NO_MEMORY;
@@ -91,8 +98,13 @@ static pocketllm_status add(pocketllm_gguf_writer *w, keep *k, pl_rng *r, const 
         data = q;
     }
     if (!hold(k, data)) return POCKETLLM_ERR_NO_MEMORY;
-    const int64_t ne[2] = {n0, n1};
+    const int64_t ne[3] = {n0, n1 / mats, mats};
     return pocketllm_gguf_writer_add_tensor(w, name, type, n_dims, ne, data);
+}
+
+static pocketllm_status add(pocketllm_gguf_writer *w, keep *k, pl_rng *r, const char *name, int64_t n0, int64_t n1,
+                            uint32_t type, float lo, float hi) {
+    return add3(w, k, r, name, n0, n1, 0, type, lo, hi);
 }
 
 static pocketllm_status set_u32(pocketllm_gguf_writer *w, const char *arch, const char *key, int64_t v) {
@@ -107,6 +119,32 @@ static pocketllm_status set_f32(pocketllm_gguf_writer *w, const char *arch, cons
     return pocketllm_gguf_writer_set_f32(w, k, v);
 }
 
+/* A MoE layer's FFN: the router (spread wide enough that its top-k is
+ * rarely a near-tie), the experts, and qwen2moe's shared expert. */
+static pocketllm_status experts(pocketllm_gguf_writer *w, keep *k, pl_rng *r, const tiny_model_spec *s, int64_t l) {
+    const int64_t d = s->n_embd, f = s->n_ff_exp ? s->n_ff_exp : s->n_ff / (s->n_expert_used ? s->n_expert_used : 1);
+    const int64_t ne = s->n_expert_tensors ? s->n_expert_tensors : s->n_expert;
+    const int64_t fs = s->n_ff_shexp ? s->n_ff_shexp : s->n_ff;
+    const float m_in = sqrtf(3.0f / (float)d), m_f = sqrtf(3.0f / (float)f), m_fs = sqrtf(3.0f / (float)fs);
+    char n[96];
+    pocketllm_status st;
+#define T3(suffix, n0, n1, n2, type, lo, hi) \
+    (snprintf(n, sizeof n, "blk.%lld." suffix, (long long)l), add3(w, k, r, n, n0, n1, n2, type, lo, hi))
+    if ((st = T3("ffn_gate_inp.weight", d, s->n_expert, 0, PL_TYPE_F32, -4 * m_in, 4 * m_in)) ||
+        (st = T3("ffn_gate_exps.weight", d, f, ne, s->type, -m_in, m_in)) ||
+        (st = T3("ffn_up_exps.weight", d, f, ne, s->type, -m_in, m_in)) ||
+        (st = T3("ffn_down_exps.weight", f, d, ne, s->type, -m_f, m_f)))
+        return st;
+    if (!strcmp(s->arch, "qwen2moe") &&
+        ((st = T3("ffn_gate_inp_shexp.weight", d, 0, 0, PL_TYPE_F32, -m_in, m_in)) ||
+         (st = T3("ffn_gate_shexp.weight", d, fs, 0, s->type, -m_in, m_in)) ||
+         (st = T3("ffn_up_shexp.weight", d, fs, 0, s->type, -m_in, m_in)) ||
+         (st = T3("ffn_down_shexp.weight", fs, d, 0, s->type, -m_fs, m_fs))))
+        return st;
+#undef T3
+    return POCKETLLM_OK;
+}
+
 pocketllm_status tiny_model_write(const tiny_model_spec *s, const char *path) {
     pocketllm_gguf_writer *w = NULL;
     pocketllm_gguf *voc = NULL;
@@ -116,7 +154,8 @@ pocketllm_status tiny_model_write(const tiny_model_spec *s, const char *path) {
     pocketllm_status st = pocketllm_gguf_writer_new(&w);
     if (st) return st;
     const char *a = s->arch;
-    const bool qwen = strcmp(a, "llama") != 0;
+    const bool qwen = strcmp(a, "llama") != 0, moe = strstr(a, "moe") != NULL, qwen2moe = !strcmp(a, "qwen2moe");
+    const bool qk_norm = !strcmp(a, "qwen3") || !strcmp(a, "qwen3moe");
     int64_t n_vocab = s->n_vocab;
     if (s->vocab_from) {
         if ((st = pocketllm_gguf_open(s->vocab_from, &voc))) goto done;
@@ -135,6 +174,10 @@ pocketllm_status tiny_model_write(const tiny_model_spec *s, const char *path) {
     if (!st) st = set_u32(w, a, "embedding_length", s->n_embd);
     if (!st) st = set_u32(w, a, "block_count", s->n_layer);
     if (!st) st = set_u32(w, a, "feed_forward_length", s->n_ff);
+    if (!st && moe) st = set_u32(w, a, "expert_count", s->n_expert);
+    if (!st && moe) st = set_u32(w, a, "expert_used_count", s->n_expert_used);
+    if (!st && moe && s->n_ff_exp) st = set_u32(w, a, "expert_feed_forward_length", s->n_ff_exp);
+    if (!st && qwen2moe && s->n_ff_shexp) st = set_u32(w, a, "expert_shared_feed_forward_length", s->n_ff_shexp);
     if (!st) st = set_u32(w, a, "attention.head_count", s->n_head);
     if (!st) st = set_u32(w, a, "attention.head_count_kv", s->n_head_kv);
     if (!st) st = set_u32(w, a, "attention.key_length", s->head_dim);
@@ -163,10 +206,14 @@ pocketllm_status tiny_model_write(const tiny_model_spec *s, const char *path) {
         if (!st && s->qkv_bias) st = T("attn_q.bias", q, 0, PL_TYPE_F32, -0.1f, 0.1f);
         if (!st && s->qkv_bias) st = T("attn_k.bias", kv, 0, PL_TYPE_F32, -0.1f, 0.1f);
         if (!st && s->qkv_bias) st = T("attn_v.bias", kv, 0, PL_TYPE_F32, -0.1f, 0.1f);
-        if (!st && !strcmp(a, "qwen3")) st = T("attn_q_norm.weight", s->head_dim, 0, PL_TYPE_F32, 0.9f, 1.1f);
-        if (!st && !strcmp(a, "qwen3")) st = T("attn_k_norm.weight", s->head_dim, 0, PL_TYPE_F32, 0.9f, 1.1f);
+        if (!st && qk_norm) st = T("attn_q_norm.weight", s->head_dim, 0, PL_TYPE_F32, 0.9f, 1.1f);
+        if (!st && qk_norm) st = T("attn_k_norm.weight", s->head_dim, 0, PL_TYPE_F32, 0.9f, 1.1f);
         if (!st) st = T("attn_output.weight", q, s->n_embd, s->type, -m_q, m_q);
         if (!st) st = T("ffn_norm.weight", s->n_embd, 0, PL_TYPE_F32, 0.9f, 1.1f);
+        if (!st && moe) {
+            st = experts(w, &k, &r, s, l);
+            continue;
+        }
         if (!st) st = T("ffn_gate.weight", s->n_embd, s->n_ff, s->type, -m_in, m_in);
         if (!st) st = T("ffn_up.weight", s->n_embd, s->n_ff, s->type, -m_in, m_in);
         if (!st) st = T("ffn_down.weight", s->n_ff, s->n_embd, s->type, -m_ff, m_ff);

@@ -1,11 +1,12 @@
 /*
- * pl_tinymodel.c -- write a small random-weight llama / qwen2 / qwen3
- * checkpoint (tests/common/tiny_model.h) for the shell tests, e.g. a qwen2
+ * pl_tinymodel.c -- write a small random-weight llama / qwen2 / qwen3 /
+ * qwen2moe / qwen3moe checkpoint (tests/common/tiny_model.h) for the shell tests, e.g. a qwen2
  * with Q/K/V biases, which `pocketllm synth` does not make:
  *
  *   pl_tinymodel OUT [--arch A] [--type f32|f16|bf16|q8_0] [--tied] [--qkv-bias]
  *                [--n-embd N] [--n-layer N] [--n-head N] [--n-head-kv N] [--head-dim N]
  *                [--n-ff N] [--n-rot N] [--n-vocab N] [--rope-freqs] [--seed S] [--vocab-from GGUF]
+ *                [--n-expert N] [--n-expert-used N] [--n-ff-exp N] [--n-ff-shexp N]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--n-ff")) dim = &s.n_ff;
         else if (!strcmp(a, "--n-rot")) dim = &s.n_rot;
         else if (!strcmp(a, "--n-vocab")) dim = &s.n_vocab;
+        else if (!strcmp(a, "--n-expert")) dim = &s.n_expert;
+        else if (!strcmp(a, "--n-expert-used")) dim = &s.n_expert_used;
+        else if (!strcmp(a, "--n-ff-exp")) dim = &s.n_ff_exp;
+        else if (!strcmp(a, "--n-ff-shexp")) dim = &s.n_ff_shexp;
         else {
             fprintf(stderr, "pl_tinymodel: unknown option %s\n", a);
             return 2;
