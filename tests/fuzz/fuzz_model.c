@@ -3,7 +3,7 @@
  * opened as a checkpoint (hyperparameters, tensor shapes and types checked
  * by the architecture's loader), and a model that loads evaluates a few
  * tokens.  Opening goes through a file because that is the only way the
- * public API opens a model.  Seeds: tiny llama / qwen2 / qwen3 files
+ * public API opens a model.  Seeds: tiny llama / qwen2 / qwen3 / qwen3moe / qwen2moe files
  * written by tests/tools/pl_tinymodel (tests/fuzz/seeds/fuzz_model.sh).
  */
 #include <stdint.h>

@@ -1,8 +1,10 @@
 /*
- * test_model_mutate.c -- loading and running damaged checkpoints: a small
- * qwen3 and a small llama file have bytes of their header and metadata
- * overwritten at random (seeded, printed) and hyperparameters set to edge
- * values; every open must either fail with a message or give a model that
+ * test_model_mutate.c -- loading and running damaged checkpoints: small
+ * qwen3, llama, qwen3moe and qwen2moe files have bytes of their header and
+ * metadata overwritten at random (seeded, printed) and hyperparameters set
+ * to edge values (the experts' among them: none, more used than there
+ * are, more than the kernels take, tensors that disagree with the keys);
+ * every open must either fail with a message or give a model that
  * evaluates a few tokens without crashing (ASan/UBSan run this too).
  */
 #include <stdio.h>
@@ -123,6 +125,40 @@ int main(void) {
     CHECK(tiny_model_write(&e, good) == POCKETLLM_OK);
     CHECK(try_model(good) == 0);
     CHECK(strstr(pocketllm_last_error(), "key_length") != NULL);
+
+    /* mixtures of experts: damaged at random, then malformed on purpose */
+    const char *moe_archs[] = {"qwen3moe", "qwen2moe"};
+    for (int i = 0; i < 2; i++) {
+        tiny_model_spec m = tiny_model_default();
+        m.arch = moe_archs[i];
+        m.n_layer = 1;
+        if (i == 1) m.head_dim = 16, m.n_head = 4, m.n_head_kv = 4, m.qkv_bias = true;
+        CHECK(tiny_model_write(&m, good) == POCKETLLM_OK);
+        CHECK_MSG(try_model(good) == 1, "%s: %s", m.arch, pocketllm_last_error());
+        mutate(good, bad, 91 + (uint64_t)i, 300);
+    }
+    struct {
+        int64_t n_expert, n_used, n_tensors, n_ff_exp, n_ff;
+        const char *says;
+    } bad_moe[] = {
+        {0, 2, 8, 32, 96, "expert_count = 0"},
+        {8, 0, 8, 32, 96, "expert_used_count = 0"},
+        {8, 9, 8, 32, 96, "expert_used_count = 9"},
+        {300, 2, 300, 32, 96, "at most 256 experts"},
+        {8, 2, 6, 32, 96, "ffn_gate_exps"},
+        {8, 2, 8, 0, 0, "expert_feed_forward_length"},
+    };
+    for (size_t i = 0; i < sizeof bad_moe / sizeof bad_moe[0]; i++) {
+        tiny_model_spec m = tiny_model_default();
+        m.arch = "qwen3moe";
+        m.n_layer = 1;
+        m.n_expert = bad_moe[i].n_expert, m.n_expert_used = bad_moe[i].n_used;
+        m.n_expert_tensors = bad_moe[i].n_tensors, m.n_ff_exp = bad_moe[i].n_ff_exp, m.n_ff = bad_moe[i].n_ff;
+        CHECK(tiny_model_write(&m, good) == POCKETLLM_OK);
+        CHECK_MSG(try_model(good) == 0, "bad MoE case %zu loaded", i);
+        CHECK_MSG(strstr(pocketllm_last_error(), bad_moe[i].says) != NULL, "case %zu: '%s', expected '%s'", i,
+                  pocketllm_last_error(), bad_moe[i].says);
+    }
 
     remove(good), remove(bad);
     rmdir(dir);
