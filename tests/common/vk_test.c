@@ -3,6 +3,7 @@
  */
 #include "vk_test.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,3 +67,23 @@ int vkt_weight(vkt *t, const void *host, size_t bytes) {
 }
 
 void vkt_reset(vkt *t) { t->c->status = POCKETLLM_OK; }
+
+int64_t vkt_ulps(float a, float b) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : INT64_MAX;
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    /* the floats' order as integers: negative values below zero */
+    const int64_t oa = ia < 0 ? -(int64_t)(ia & 0x7fffffff) : ia, ob = ib < 0 ? -(int64_t)(ib & 0x7fffffff) : ib;
+    return oa > ob ? oa - ob : ob - oa;
+}
+
+double vkt_rel_l2(const float *got, const float *ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double)got[i] - (double)ref[i];
+        num += d * d;
+        den += (double)ref[i] * (double)ref[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1));
+}

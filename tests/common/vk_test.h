@@ -41,4 +41,11 @@ int vkt_weight(vkt *t, const void *host, size_t bytes);
 /* Drop the status of a failed pass so the next checks can run. */
 void vkt_reset(vkt *t);
 
+/* Distance of two floats in ulps (NaN to NaN 0, NaN to a number
+ * INT64_MAX). */
+int64_t vkt_ulps(float a, float b);
+/* |got - ref| / |ref| over n values, as 2-norms (|got - ref| when ref is
+ * all zeros). */
+double vkt_rel_l2(const float *got, const float *ref, int64_t n);
+
 #endif

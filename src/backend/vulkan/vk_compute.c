@@ -93,9 +93,15 @@ static pocketllm_status vk_reserve(pl_compute *c, const pl_compute_limits *lim) 
     pl_vk_sync(vc);
     pl_vk_buffer_free(vc->d, vc->act);
     pl_vk_buffer_free(vc->d, vc->scores);
+    pl_vk_moe_release(vc);
     vc->act = vc->scores = NULL;
     vc->act_src = NULL;
-    const uint64_t elems = (uint64_t)lim->n_batch * (uint64_t)lim->max_in;
+    c->reserved_bytes = 0;
+    uint64_t elems = (uint64_t)lim->n_batch * (uint64_t)lim->max_in;
+    /* the down products of moe_ffn take n_used rows of n_ff per token */
+    const uint64_t moe_elems = (uint64_t)lim->n_batch * (uint64_t)lim->moe_n_used * (uint64_t)lim->moe_n_ff;
+    if (moe_elems > elems) elems = moe_elems;
+    vc->act_elems = elems;
     /* qs bytes, a float per 32 and per 16 elements (+ alignment) */
     vc->act_d_off = (size_t)((elems + 255) & ~(uint64_t)255);
     vc->act_s_off = vc->act_d_off + (size_t)((elems / 32 * 4 + 255) & ~(uint64_t)255);
@@ -107,9 +113,10 @@ static pocketllm_status vk_reserve(pl_compute *c, const pl_compute_limits *lim) 
     if (sc > ((uint64_t)64 << 20)) sc = (uint64_t)64 << 20;
     pocketllm_status st = pl_vk_buffer_new(vc->d, act_bytes, PL_VK_MEM_DEVICE, "the activation scratch", &vc->act);
     if (!st) st = pl_vk_buffer_new(vc->d, (size_t)sc, PL_VK_MEM_DEVICE, "the attention scratch", &vc->scores);
+    if (!st) st = pl_vk_moe_reserve(vc, lim);
     if (st) return st;
     vc->lim = *lim;
-    c->reserved_bytes = vc->act->bytes + vc->scores->bytes;
+    c->reserved_bytes += vc->act->bytes + vc->scores->bytes;
     return POCKETLLM_OK;
 }
 
@@ -119,11 +126,7 @@ static void wg_spec(uint32_t *spec, uint32_t wg) { spec[0] = wg; }
 
 static void elementwise(pl_vk_compute *vc, int op, const float *a, const float *b, float *y, int64_t n,
                         int64_t b_n, int64_t row_n, float s, const char *name) {
-    struct {
-        uint32_t a[2], b[2], y[2];
-        uint32_t n, row_n, op;
-        float s;
-    } pc = {.n = (uint32_t)n, .row_n = (uint32_t)row_n, .op = (uint32_t)op, .s = s};
+    pl_vk_elementwise_pc pc = {.n = (uint32_t)n, .row_n = (uint32_t)row_n, .op = (uint32_t)op, .s = s};
     const VkDeviceAddress aa = pl_vk_operand(vc, a, (size_t)n * 4, name);
     const VkDeviceAddress ba = b ? pl_vk_operand(vc, b, (size_t)b_n * 4, name) : aa;
     const VkDeviceAddress ya = pl_vk_operand(vc, y, (size_t)n * 4, name);
@@ -377,6 +380,7 @@ static void vk_free(pl_compute *c) {
     pl_vk_buffer_free(d, vc->act);
     pl_vk_buffer_free(d, vc->scores);
     pl_vk_buffer_free(d, vc->gelu_tab);
+    pl_vk_moe_release(vc);
     if (vc->fence) d->fn.vkDestroyFence(d->dev, vc->fence, NULL);
     if (vc->pool) d->fn.vkDestroyCommandPool(d->dev, vc->pool, NULL);
     free(vc->rope_pos);
@@ -408,6 +412,9 @@ static const pl_compute_ops vk_ops = {
     .gelu_erf = vk_gelu_erf,
     .im2col = vk_im2col,
     .transpose = vk_transpose,
+    .moe_route = pl_vk_moe_route,
+    .moe_ffn = pl_vk_moe_ffn,
+    .sigmoid_gate = pl_vk_sigmoid_gate,
 };
 
 pocketllm_status pl_vk_compute_new(pl_device *dev, int n_threads, pl_compute **out) {

@@ -43,16 +43,25 @@ typedef struct pl_vk_compute {
     size_t ring_used;
     pl_vk_buffer *readback;
     pl_compute_limits lim;
-    /* activations in 8-bit blocks: qs (n_batch x max_in bytes), then the
-     * scale of every 32 and a float of every 16 elements */
+    /* activations in 8-bit blocks: qs (act_elems bytes: n_batch x max_in,
+     * or the rows of moe_ffn's down products when more), then the scale of
+     * every 32 and a float of every 16 elements */
     pl_vk_buffer *act;
     size_t act_d_off, act_s_off;
+    uint64_t act_elems;
     /* which x the act buffer holds (so q, k, v convert their input once) */
     const void *act_src;
     uint32_t act_type;
     int64_t act_n_in, act_n_tok;
     /* attention scores that do not fit shared memory */
     pl_vk_buffer *scores;
+    /* moe_ffn's scratch (vk_ops_moe.c), keyed so that the expert-product
+     * observer can download the rows: the gate products then the up
+     * products (the gate's become the down products' input in place), the
+     * down products, the grouping table; NULL for a dense model */
+    float *moe_gu, *moe_d;
+    uint32_t *moe_tab;
+    int64_t moe_pairs; /* the most (token, slot) pairs they hold */
     /* the rope table of the last call: reused while positions and
      * parameters are the same (q and k of every layer of a pass) */
     VkDeviceAddress rope_addr;
@@ -106,6 +115,14 @@ void pl_vk_sync(pl_vk_compute *vc);
  * buffer); 0 with c->status set, naming the op, when it is not device
  * memory. */
 VkDeviceAddress pl_vk_operand(pl_vk_compute *vc, const void *p, size_t bytes, const char *op);
+/* elementwise.comp's push constants */
+typedef struct pl_vk_elementwise_pc {
+    uint32_t a[2], b[2], y[2];
+    uint32_t n, row_n, op;
+    float s;
+    uint32_t k;
+} pl_vk_elementwise_pc;
+
 /* Addresses as the shaders' uvec2. */
 static inline void pl_vk_put_addr(uint32_t *dst, VkDeviceAddress a) {
     dst[0] = (uint32_t)a;
@@ -117,6 +134,38 @@ void pl_vk_get_rows(pl_compute *c, const pl_weight *w, const int32_t *ids, int64
 void pl_vk_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y);
 void pl_vk_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
                          float *const *y);
+/* The rows of an expert product (ggml's mul_mat_id; shaders/moe.glsl):
+ * output row `pair` (t * n_used + j) is expert ids[pair]'s matrix times x
+ * row pair / x_div.  Either a pair per matrix-vector grid row, its expert
+ * read from the ids (route = the ids), or 64-pair tiles of one expert
+ * each in the GEMM (grouped; route = moe_group.comp's table, grid rows
+ * for n_tiles tiles). */
+typedef struct pl_vk_moe_rows {
+    VkDeviceAddress route;
+    size_t route_bytes;
+    int64_t n_pairs;
+    uint32_t x_div;
+    uint32_t n_tiles;
+    bool grouped;
+} pl_vk_moe_rows;
+/* mul_mat_multi, or with moe the expert products of 3-D weights: x has
+ * n_tok rows, y[i] moe->n_pairs rows. */
+void pl_vk_mul_mat_rows(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
+                        float *const *y, const pl_vk_moe_rows *moe);
+/* Whether a product of n_tok rows goes to the tiled GEMM. */
+bool pl_vk_use_gemm(const pl_vk_compute *vc, int64_t n_tok);
+/* Whether moe_ffn groups the pairs by expert for the GEMM (else a
+ * matrix-vector row per pair). */
+bool pl_vk_moe_grouped(const pl_vk_compute *vc, int64_t n_tok, int64_t n_used, int64_t n_expert);
+void pl_vk_moe_route(pl_compute *c, const pl_moe_route_params *p, const float *logits, int64_t n_tok, int32_t *ids,
+                     float *w);
+void pl_vk_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
+                   int64_t n_used, int64_t n_tok, float *y);
+void pl_vk_sigmoid_gate(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n);
+/* moe_ffn's scratch for the limits (nothing for a dense model), and its
+ * release; reserve() and free() call them. */
+pocketllm_status pl_vk_moe_reserve(pl_vk_compute *vc, const pl_compute_limits *lim);
+void pl_vk_moe_release(pl_vk_compute *vc);
 void pl_vk_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
                 int64_t head_dim, const int32_t *pos);
 void pl_vk_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n);

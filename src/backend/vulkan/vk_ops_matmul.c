@@ -1,8 +1,10 @@
 /*
  * vk_ops_matmul.c -- the ops with a weight operand on the Vulkan backend:
  * embedding rows and the matrix product, for every weight type the build
- * has shaders for.  Weights are read where they were uploaded, in their
- * GGUF blocks; the shaders decode them as they go.
+ * has shaders for, and the expert products of mixture-of-experts layers
+ * (the same shaders in their expert mode, moe.glsl; vk_ops_moe.c drives
+ * them).  Weights are read where they were uploaded, in their GGUF
+ * blocks; the shaders decode them as they go.
  *
  * Quantized weights meet activations rounded to their vec_dot type's
  * 8-bit blocks (quant_act.comp, as the reference and llama.cpp's CPU do),
@@ -28,10 +30,12 @@ bool pl_vk_weight_type_ok(uint32_t type) {
     return pl_vk_shader_exists(name);
 }
 
-/* The weight's address split into a 4-aligned address and a byte offset. */
+/* The weight's address split into a 4-aligned address and a byte offset;
+ * bytes: what the shaders may read (every expert of a 3-D tensor). */
 static bool weight_addr(pl_vk_compute *vc, const pl_weight *w, const char *op, VkDeviceAddress *a, uint32_t *off,
                         size_t *bytes) {
     *bytes = (size_t)w->n_out * w->row_bytes;
+    if (w->n_expert > 0) *bytes += (size_t)(w->n_expert - 1) * w->expert_bytes;
     if (*bytes > UINT32_MAX - 64) {
         pl_compute_fail(&vc->base, pl_fail(POCKETLLM_ERR_UNSUPPORTED,
                                            "vulkan: %s: weight %s is %zu bytes; the shaders address at most 4 GiB a tensor",
@@ -105,32 +109,50 @@ static uint32_t tokens_per_group(int64_t n_tok) {
 /* shared memory the GEMM shaders take */
 #define PL_VK_GEMM_SHARED 24576
 
-static bool use_gemm(const pl_vk_compute *vc, int64_t n_tok) {
+bool pl_vk_use_gemm(const pl_vk_compute *vc, int64_t n_tok) {
     return n_tok > PL_VK_GEMM_MIN_TOKENS && vc->d->caps.max_shared >= PL_VK_GEMM_SHARED;
 }
 
-/* The grid and specialization of a matrix product: the GEMM's 64 x 64
- * tiles, or the matrix-vector shader's ROWS x NT. */
-static void mm_shape(const pl_vk_compute *vc, const pl_weight *w, int64_t n_tok, uint32_t spec[3], uint32_t *n_spec,
-                     uint32_t g[3], const char **kind) {
-    if (use_gemm(vc, n_tok)) {
-        spec[0] = 256;
-        *n_spec = 1;
+/* The grid and specialization of a matrix product of n_tok output rows:
+ * the GEMM's 64 x 64 tiles (with experts: a grid row per tile the table
+ * may hold), or the matrix-vector shader's ROWS x NT (with experts: a grid
+ * row per pair).  Specialization constant 3 is the shaders' expert mode;
+ * a plain product leaves it out, so its pipelines are the ones it always
+ * had. */
+static void mm_shape(const pl_vk_compute *vc, const pl_weight *w, int64_t n_tok, const pl_vk_moe_rows *moe,
+                     uint32_t spec[4], uint32_t *n_spec, uint32_t g[3], const char **kind) {
+    if (moe ? moe->grouped : pl_vk_use_gemm(vc, n_tok)) {
+        spec[0] = 256, spec[1] = spec[2] = 0, spec[3] = 1;
+        *n_spec = moe ? 4 : 1;
         g[0] = (uint32_t)((w->n_out + 63) / 64);
-        g[1] = (uint32_t)((n_tok + 63) / 64);
+        g[1] = moe ? moe->n_tiles : (uint32_t)((n_tok + 63) / 64);
         *kind = "gemm";
     } else {
         /* a row per subgroup of the size the device reports (the shader
          * deals rows to whatever subgroups it gets) */
-        const uint32_t nt = tokens_per_group(n_tok), sg = vc->d->caps.subgroup_size ? vc->d->caps.subgroup_size : 32;
+        const uint32_t nt = moe ? 1 : tokens_per_group(n_tok);
+        const uint32_t sg = vc->d->caps.subgroup_size ? vc->d->caps.subgroup_size : 32;
         const uint32_t rows = PL_VK_MV_WG / sg >= 1 ? PL_VK_MV_WG / sg : 1;
-        spec[0] = PL_VK_MV_WG, spec[1] = rows, spec[2] = nt;
-        *n_spec = 3;
+        spec[0] = PL_VK_MV_WG, spec[1] = rows, spec[2] = nt, spec[3] = 1;
+        *n_spec = moe ? 4 : 3;
         g[0] = (uint32_t)((w->n_out + rows - 1) / rows);
         g[1] = (uint32_t)((n_tok + nt - 1) / nt);
         *kind = "matvec";
     }
     g[2] = 1;
+}
+
+/* The expert-mode push constants every product shader ends with
+ * (moe.glsl); zeros for a plain product. */
+typedef struct moe_pc {
+    uint32_t expert_bytes, x_div, n_expert;
+} moe_pc;
+
+static moe_pc moe_push(const pl_weight *w, const pl_vk_moe_rows *moe, uint32_t route[2], pl_vk_range *rd) {
+    pl_vk_put_addr(route, moe ? moe->route : 0);
+    *rd = moe ? (pl_vk_range){moe->route, moe->route + moe->route_bytes} : (pl_vk_range){0, 0};
+    if (!moe) return (moe_pc){0, 0, 0};
+    return (moe_pc){(uint32_t)w->expert_bytes, moe->x_div, (uint32_t)w->n_expert};
 }
 
 /* x rounded to f16 or bf16 (the weight's type) into the act scratch, as
@@ -151,39 +173,43 @@ static VkDeviceAddress round_act(pl_vk_compute *vc, uint32_t type, VkDeviceAddre
     return ya;
 }
 
+/* y (n_y rows) = w x (n_x rows: n_y, or fewer read by several experts'
+ * rows) for a float weight. */
 static void matvec_float(pl_vk_compute *vc, const pl_weight *w, VkDeviceAddress wa, uint32_t w_off, size_t wbytes,
-                         const float *x, int64_t n_tok, float *y, bool rounded) {
-    const size_t xbytes = (size_t)(n_tok * w->n_in) * 4, ybytes = (size_t)(n_tok * w->n_out) * 4;
+                         const float *x, int64_t n_x, float *y, int64_t n_y, bool rounded, const pl_vk_moe_rows *moe) {
+    const size_t xbytes = (size_t)(n_x * w->n_in) * 4, ybytes = (size_t)(n_y * w->n_out) * 4;
     VkDeviceAddress xa = pl_vk_operand(vc, x, xbytes, "mul_mat");
     const VkDeviceAddress ya = pl_vk_operand(vc, y, ybytes, "mul_mat");
     if (vc->base.status) return;
     if (w->type != PL_TYPE_F32) {
         if ((uint64_t)xbytes > vc->act->bytes) {
             pl_compute_fail(&vc->base, pl_fail(POCKETLLM_ERR_INTERNAL, "vulkan: mul_mat of %lld x %lld exceeds the reserved scratch",
-                                               (long long)n_tok, (long long)w->n_in));
+                                               (long long)n_x, (long long)w->n_in));
             return;
         }
-        xa = rounded ? vc->act->addr : round_act(vc, w->type, xa, n_tok * w->n_in);
+        xa = rounded ? vc->act->addr : round_act(vc, w->type, xa, n_x * w->n_in);
     }
     struct {
-        uint32_t w[2], x[2], y[2];
+        uint32_t w[2], x[2], y[2], route[2];
         uint32_t w_off, row_bytes, n_in, n_out, n_tok, wide;
+        moe_pc moe;
     } pc = {.w_off = w_off,
             .row_bytes = (uint32_t)w->row_bytes,
             .n_in = (uint32_t)w->n_in,
             .n_out = (uint32_t)w->n_out,
-            .n_tok = (uint32_t)n_tok,
+            .n_tok = (uint32_t)n_y,
             .wide = w_off % 4 == 0 && w->row_bytes % 4 == 0 && w->n_in % 4 == 0};
+    pl_vk_range rd[3] = {{wa, wa + w_off + wbytes}, {xa, xa + xbytes}}, wr = {ya, ya + ybytes};
+    pc.moe = moe_push(w, moe, pc.route, &rd[2]);
     pl_vk_put_addr(pc.w, wa);
     pl_vk_put_addr(pc.x, xa);
     pl_vk_put_addr(pc.y, ya);
-    uint32_t spec[3], n_spec, g[3];
+    uint32_t spec[4], n_spec, g[3];
     const char *kind;
-    mm_shape(vc, w, n_tok, spec, &n_spec, g, &kind);
-    const pl_vk_range rd[2] = {{wa, wa + w_off + wbytes}, {xa, xa + xbytes}}, wr = {ya, ya + ybytes};
+    mm_shape(vc, w, n_y, moe, spec, &n_spec, g, &kind);
     char name[64];
     snprintf(name, sizeof name, "%s_%s", kind, pl_type_get(w->type)->name);
-    pl_vk_dispatch(vc, name, spec, n_spec, &pc, sizeof pc, g, rd, 2, &wr, 1);
+    pl_vk_dispatch(vc, name, spec, n_spec, &pc, sizeof pc, g, rd, 3, &wr, 1);
 }
 
 /* Round x (n_tok rows of n_in) to the 8-bit blocks of activation type at
@@ -192,7 +218,7 @@ static void quantize_act(pl_vk_compute *vc, uint32_t at, const float *x, int64_t
     const size_t xbytes = (size_t)(n_tok * n_in) * 4;
     const VkDeviceAddress xa = pl_vk_operand(vc, x, xbytes, "mul_mat");
     if (vc->base.status) return;
-    if ((uint64_t)(n_in * n_tok) > (uint64_t)(vc->lim.n_batch * vc->lim.max_in)) {
+    if ((uint64_t)(n_in * n_tok) > vc->act_elems) {
         pl_compute_fail(&vc->base, pl_fail(POCKETLLM_ERR_INTERNAL, "vulkan: mul_mat of %lld x %lld exceeds the reserved scratch",
                                            (long long)n_tok, (long long)n_in));
         return;
@@ -215,20 +241,21 @@ static void quantize_act(pl_vk_compute *vc, uint32_t at, const float *x, int64_t
     pl_vk_dispatch(vc, name, NULL, 0, &pc, sizeof pc, g, &rd, 1, &wr, 1);
 }
 
-/* y = w x from activations already in the act scratch. */
+/* y (n_y rows) = w x from activations already in the act scratch. */
 static void matvec_quant(pl_vk_compute *vc, const pl_weight *w, VkDeviceAddress wa, uint32_t w_off, size_t wbytes,
-                         int64_t n_tok, float *y) {
-    const size_t ybytes = (size_t)(n_tok * w->n_out) * 4;
+                         float *y, int64_t n_y, const pl_vk_moe_rows *moe) {
+    const size_t ybytes = (size_t)(n_y * w->n_out) * 4;
     const VkDeviceAddress ya = pl_vk_operand(vc, y, ybytes, "mul_mat");
     if (vc->base.status) return;
     struct {
-        uint32_t w[2], qs[2], d[2], sums[2], y[2], tables[2];
+        uint32_t w[2], qs[2], d[2], sums[2], y[2], tables[2], route[2];
         uint32_t w_off, row_bytes, n_in, n_out, n_tok;
+        moe_pc moe;
     } pc = {.w_off = w_off,
             .row_bytes = (uint32_t)w->row_bytes,
             .n_in = (uint32_t)w->n_in,
             .n_out = (uint32_t)w->n_out,
-            .n_tok = (uint32_t)n_tok};
+            .n_tok = (uint32_t)n_y};
     const VkDeviceAddress base = vc->act->addr;
     pl_vk_put_addr(pc.w, wa);
     pl_vk_put_addr(pc.qs, base);
@@ -236,13 +263,14 @@ static void matvec_quant(pl_vk_compute *vc, const pl_weight *w, VkDeviceAddress 
     pl_vk_put_addr(pc.sums, base + vc->act_s_off);
     pl_vk_put_addr(pc.y, ya);
     pl_vk_put_addr(pc.tables, vc->d->tables->addr);
-    uint32_t spec[3], n_spec, g[3];
+    pl_vk_range rd[3] = {{wa, wa + w_off + wbytes}, {base, base + vc->act->bytes}}, wr = {ya, ya + ybytes};
+    pc.moe = moe_push(w, moe, pc.route, &rd[2]);
+    uint32_t spec[4], n_spec, g[3];
     const char *kind;
-    mm_shape(vc, w, n_tok, spec, &n_spec, g, &kind);
-    const pl_vk_range rd[2] = {{wa, wa + w_off + wbytes}, {base, base + vc->act->bytes}}, wr = {ya, ya + ybytes};
+    mm_shape(vc, w, n_y, moe, spec, &n_spec, g, &kind);
     char name[64];
     snprintf(name, sizeof name, "%s_%s%s", kind, pl_type_get(w->type)->name, vc->d->no_int_dot ? "_nodot" : "");
-    pl_vk_dispatch(vc, name, spec, n_spec, &pc, sizeof pc, g, rd, 2, &wr, 1);
+    pl_vk_dispatch(vc, name, spec, n_spec, &pc, sizeof pc, g, rd, 3, &wr, 1);
 }
 
 static bool check_shape(pl_vk_compute *vc, const pl_weight *w) {
@@ -255,10 +283,11 @@ static bool check_shape(pl_vk_compute *vc, const pl_weight *w) {
     return true;
 }
 
-void pl_vk_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
-                         float *const *y) {
+void pl_vk_mul_mat_rows(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
+                        float *const *y, const pl_vk_moe_rows *moe) {
     pl_vk_compute *vc = pl_vkc(c);
     if (c->status || n_tok <= 0) return;
+    const int64_t n_y = moe ? moe->n_pairs : n_tok;
     uint32_t act_type = UINT32_MAX;
     for (int i = 0; i < n_w; i++) {
         if (!type_ok(vc, w[i], "mul_mat") || !check_shape(vc, w[i])) return;
@@ -268,7 +297,7 @@ void pl_vk_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, cons
         if (!weight_addr(vc, w[i], "mul_mat", &wa, &off, &wbytes)) return;
         if (is_float(w[i]->type)) {
             /* x is rounded once for the weights of the same float type */
-            matvec_float(vc, w[i], wa, off, wbytes, x, n_tok, y[i], act_type == w[i]->type);
+            matvec_float(vc, w[i], wa, off, wbytes, x, n_tok, y[i], n_y, act_type == w[i]->type, moe);
             act_type = w[i]->type;
             continue;
         }
@@ -276,8 +305,13 @@ void pl_vk_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, cons
         const uint32_t at = pl_type_get(w[i]->type)->vec_dot_type;
         if (at != act_type) quantize_act(vc, at, x, w[i]->n_in, n_tok);
         act_type = at;
-        matvec_quant(vc, w[i], wa, off, wbytes, n_tok, y[i]);
+        matvec_quant(vc, w[i], wa, off, wbytes, y[i], n_y, moe);
     }
+}
+
+void pl_vk_mul_mat_multi(pl_compute *c, int n_w, const pl_weight *const *w, const float *x, int64_t n_tok,
+                         float *const *y) {
+    pl_vk_mul_mat_rows(c, n_w, w, x, n_tok, y, NULL);
 }
 
 void pl_vk_mul_mat(pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok, float *y) {

@@ -7,17 +7,20 @@
 // weight block is decoded once for 64 tokens and an activation unit read
 // once for 64 rows; then each invocation accumulates its 4 x 4 outputs
 // from shared memory.  The arithmetic of one unit is matvec_q.comp's.
+// With MOE (moe.glsl) the tile's tokens are up to 64 pairs of one expert.
 #include "common.glsl"
 #include "types.glsl"
 layout(local_size_x_id = 0) in; // 256
 
 layout(push_constant) uniform P {
-    uvec2 w, qs, d, sums, y, tables;
+    uvec2 w, qs, d, sums, y, tables, route;
     uint w_off, row_bytes;
     uint n_in, n_out, n_tok;
+    uint expert_bytes, x_div, n_expert;
 } p;
 
 #include "dot4.glsl"
+#include "moe.glsl"
 
 #define BM 64u
 #define BN 64u
@@ -30,7 +33,14 @@ shared vec4 asm_[BU][BN]; // d, sum0, sum1, unused
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
-    const uint r0 = gl_WorkGroupID.x * BM, t0 = gl_WorkGroupID.y * BN;
+    const uint r0 = gl_WorkGroupID.x * BM;
+    uint t0 = gl_WorkGroupID.y * BN, n_tok = p.n_tok, w0 = p.w_off, list = 0u;
+    if (MOE) {
+        uint e;
+        if (!moe_tile(gl_WorkGroupID.y, e, list, n_tok)) return;
+        t0 = 0u;
+        w0 += e * p.expert_bytes;
+    }
     const uint units = p.n_in / 32u;
     U32s w = U32s(p.w), tab = U32s(p.tables), qs = U32s(p.qs);
     F32s d = F32s(p.d), sums = F32s(p.sums);
@@ -41,6 +51,8 @@ void main() {
 
     // this invocation's share of each step: weight unit (lr, lu), activation unit (lt, lu)
     const uint lu = tid / BM, lr = tid % BM;
+    const bool t_live = t0 + lr < n_tok; // BN == BM: the same split
+    const uint xr = t_live ? moe_x_row(list, t0 + lr) : 0u;
     for (uint u0 = 0u; u0 < units; u0 += BU) {
         const uint u = u0 + lu;
         {
@@ -50,15 +62,14 @@ void main() {
             const uint r = r0 + lr;
             if (r < p.n_out && u < units) {
                 const uint e = u * 32u;
-                decode32(w, tab, p.w_off + r * p.row_bytes + (e / QK) * QB, (e % QK) / 32u, q, s, m);
+                decode32(w, tab, w0 + r * p.row_bytes + (e / QK) * QB, (e % QK) / 32u, q, s, m);
             }
             [[unroll]] for (uint k = 0u; k < 8u; k++) wq[lu][lr][k] = q[k];
             wsm[lu][lr] = vec4(s, m);
         }
         {
-            const uint t = t0 + lr; // BN == BM: the same split
-            if (t < p.n_tok && u < units) {
-                const uint ab = t * units + u;
+            if (t_live && u < units) {
+                const uint ab = xr * units + u;
                 [[unroll]] for (uint k = 0u; k < 8u; k++) aq[lu][lr][k] = qs.v[ab * 8u + k];
                 asm_[lu][lr] = vec4(d.v[ab], sums.v[2u * ab], sums.v[2u * ab + 1u], 0.0);
             } else {
@@ -92,7 +103,7 @@ void main() {
         const uint r = r0 + ty + 16u * i;
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             const uint t = t0 + tx + 16u * j;
-            if (r < p.n_out && t < p.n_tok) y.v[t * p.n_out + r] = acc[i][j];
+            if (r < p.n_out && t < n_tok) y.v[moe_out_row(list, t) * p.n_out + r] = acc[i][j];
         }
     }
 }
