@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 3
+#define POCKETLLM_ABI_MINOR 4
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -344,6 +344,21 @@ POCKETLLM_API int32_t pocketllm_session_n_vocab(const pocketllm_session *s);
 /* Forget every position: the next eval starts at position 0 again. */
 POCKETLLM_API void pocketllm_session_reset(pocketllm_session *s);
 
+/* (ABI 2.4) The router of a mixture-of-experts model (qwen3moe, qwen2moe),
+ * seen from outside: fn is called during every later eval of s, once per
+ * layer of each pass once the layer's router has chosen, with the layer
+ * (0-based), the pass's n_tok tokens in the order the pass evaluates them
+ * (for pocketllm_session_eval, its ids in order, a pass of at most n_batch
+ * at a time; the last layer may see only the pass's last tokens, those whose
+ * logits are kept), and per token the n_used experts chosen
+ * (ids[t * n_used + j], the router's order) with their weights.  The arrays
+ * are valid during the call only.  On a GPU each call waits for the device
+ * (a diagnostic, not for speed).  NULL turns it off; a dense model never
+ * calls it. */
+typedef void (*pocketllm_route_fn)(void *user, int32_t layer, int32_t n_tok, int32_t n_used, const int32_t *ids,
+                                   const float *weights);
+POCKETLLM_API void pocketllm_session_set_route_observer(pocketllm_session *s, pocketllm_route_fn fn, void *user);
+
 /* Choosing the next token from logits.  The steps run in llama.cpp's order:
  * penalties, top-k, top-p, min-p, temperature, then a draw from the
  * distribution with the sampler's own generator, so the same seed and the
@@ -645,7 +660,8 @@ POCKETLLM_API void pocketllm_transcript_free(pocketllm_transcript *t);
  * checkpoint at a real shape.  The output is deterministic: the same
  * parameters give the same bytes. */
 typedef struct pocketllm_synth_params {
-    const char *arch;          /* "qwen3", "qwen3vl" or "llama"; NULL (default): the shape's own, else qwen3 */
+    const char *arch;          /* "qwen3", "qwen3vl", "llama", "qwen3moe" or "qwen2moe"; NULL (default): the
+                                  shape's own, else qwen3 */
     const char *shape;         /* a named shape (see pocketllm_synth_shape_name) or NULL */
     /* explicit dimensions; 0 keeps the named shape's value (all are
      * required when shape is NULL) */
@@ -658,6 +674,20 @@ typedef struct pocketllm_synth_params {
     /* progress while writing (bytes done, bytes total); may be NULL */
     void (*progress)(void *user, uint64_t done, uint64_t total);
     void *progress_user;
+    /* Mixture of experts (arch qwen3moe / qwen2moe; refused for the dense
+     * ones): expert count, experts used per token, each expert's FFN width,
+     * and qwen2moe's shared expert's FFN width; 0 keeps the shape's value.
+     * With a MoE arch, n_ff is only written as feed_forward_length (0: the
+     * shape's, else n_ff_exp * n_expert_used). */
+    uint32_t n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
+    /* A quantized rung written directly: a recipe or a tensor type as
+     * pocketllm_quantize_params.type takes them ("Q4_K_M", "IQ2_XXS",
+     * "q8_0", ...).  Every tensor gets the type llama-quantize would give it
+     * when quantizing this model's f16 file (recipes that llama.cpp only
+     * makes with an importance matrix are planned as if one was given), and
+     * random valid blocks of that type; `type` is then ignored.  NULL: every
+     * matrix in `type`. */
+    const char *quant;
 } pocketllm_synth_params;
 
 POCKETLLM_API pocketllm_synth_params pocketllm_synth_default_params(void);
@@ -1181,7 +1211,9 @@ typedef struct pocketllm_bench_info {
     uint64_t weight_bytes;            /* all tensor data in the file */
     uint64_t weight_bytes_per_token;  /* tensor bytes one decode step reads: every
                                        * tensor, except a token-embedding table that is
-                                       * only looked up (a separate output matrix exists) */
+                                       * only looked up (a separate output matrix exists);
+                                       * of a mixture of experts' 3-D *_exps tensors only
+                                       * the expert_used_count experts a token is routed to */
     uint64_t kv_bytes_per_position;   /* KV cache bytes per position, all layers, K and V */
 } pocketllm_bench_info;
 

@@ -45,7 +45,7 @@ else
   # (without the Vulkan backend: its shaders are the x86 build's, and the
   # emulated tests run on the CPU; scripts/build-aarch64.sh builds it by default)
   # and only the binaries the emulated tests run, for the suite's time
-  PL_AARCH64_VULKAN=OFF PL_AARCH64_TARGETS="pocketllm_cli pl_vision_encode pl_audio_tower test_quant_kernels test_ops test_cpu_tier test_matmul_batch
+  PL_AARCH64_VULKAN=OFF PL_AARCH64_TARGETS="pocketllm_cli pl_vision_encode pl_audio_tower test_quant_kernels test_ops test_cpu_tier test_matmul_batch test_moe_ops
     pl_tok_tool pl_tok_gen" bash scripts/build-aarch64.sh
 fi
 step "release tests"

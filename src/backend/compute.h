@@ -93,6 +93,11 @@ typedef struct pl_compute_ops {
  * compute memory (read them through ops->download).  It may stop the pass
  * with pl_compute_fail. */
 typedef void (*pl_mul_mat_observer)(void *user, pl_compute *c, const pl_weight *w, const float *x, int64_t n_tok);
+/* An observer of the router: called after each moe_route of a pass with
+ * its n_tok tokens' chosen experts and weights ([n_tok][n_used], compute
+ * memory). */
+typedef void (*pl_route_observer)(void *user, pl_compute *c, const int32_t *ids, const float *w, int64_t n_tok,
+                                  int64_t n_used);
 /* The same for the expert products inside moe_ffn, called by the backend
  * before each of them: w is the 3-D expert tensor, x its input rows
  * [n_tok][x_slots][w->n_in] (x_slots 1 for gate and up, which read the
@@ -111,6 +116,8 @@ struct pl_compute {
     pl_mul_mat_observer observe_mul_mat; /* NULL when off: one test per matmul */
     pl_mul_mat_id_observer observe_mul_mat_id; /* NULL when off */
     void *observe_user;                  /* both observers' */
+    pl_route_observer observe_route;     /* NULL when off */
+    void *observe_route_user;
 };
 
 /* Record a failure (the first one wins; its message stays the thread's
@@ -205,6 +212,7 @@ static inline void pl_moe_route(pl_compute *c, const pl_moe_route_params *p, con
     if (c->status) return;
     if (!c->ops->moe_route) pl_compute_missing(c, "moe_route");
     else c->ops->moe_route(c, p, logits, n_tok, ids, w);
+    if (c->observe_route && !c->status) c->observe_route(c->observe_route_user, c, ids, w, n_tok, p->n_used);
 }
 static inline void pl_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids,
                               const float *w, int64_t n_used, int64_t n_tok, float *y) {

@@ -25,13 +25,19 @@ pocketllm_status pocketllm_bench_model_info(const pocketllm_model *m, uint32_t k
     out->file_bytes = g->size;
     /* Every tensor is read once per decode step, except a token embedding
      * table that is only looked up (one row); tied to the output it is read
-     * whole as the output matrix. */
+     * whole as the output matrix.  Of a mixture of experts' 3-D expert
+     * tensors a token reads only the n_used experts the router picks, each
+     * expert one equal slice of the tensor. */
     const bool has_output = pl_gguf_tensor_by_name(g, "output.weight") != NULL;
+    const uint64_t n_used = (uint64_t)m->dims.n_expert_used;
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         const pl_gguf_tensor *t = &g->tensors[i];
         out->weight_bytes += t->n_bytes;
         if (has_output && !strcmp(t->name, "token_embd.weight")) continue;
-        out->weight_bytes_per_token += t->n_bytes;
+        const size_t len = strlen(t->name);
+        const bool experts = n_used && t->n_dims == 3 && t->ne[2] > 0 && len > 12 &&
+                             !strcmp(t->name + len - 12, "_exps.weight");
+        out->weight_bytes_per_token += experts ? t->n_bytes / (uint64_t)t->ne[2] * n_used : t->n_bytes;
     }
     out->kv_bytes_per_position =
         (uint64_t)m->dims.n_layer * 2 * (uint64_t)m->dims.kv_dim * (kv_type == PL_TYPE_F16 ? 2 : 4);

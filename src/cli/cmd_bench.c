@@ -34,9 +34,11 @@ const char cmd_bench_usage[] =
     "of the repetitions is reported with their spread.\n\n"
     "Also reported: the read bandwidth of this host (measured by reading the model's weights\n"
     "with the same threads, right after each repetition), the bytes of weights one decode step\n"
-    "reads, the decode speed that bandwidth allows and the fraction of it tg reaches (each\n"
-    "repetition's tg against its own bandwidth, the median reported); and the peak resident\n"
-    "memory of the process against the bound file + KV cache + 64 MiB.\n\n"
+    "reads (of a mixture of experts: the weights outside the experts and the expert_used_count\n"
+    "experts a token is routed to, not all of them), the decode speed that bandwidth allows and\n"
+    "the fraction of it tg reaches (each repetition's tg against its own bandwidth, the median\n"
+    "reported); and the peak resident memory of the process against the bound file + KV cache\n"
+    "+ 64 MiB.\n\n"
     "With --device the model and its session run on that device, and the bandwidth, the decode\n"
     "bound and tg's fraction of it are n/a (null in --json): they are the host's read bandwidth,\n"
     "which says nothing of a GPU's memory (and reading the mapped file would only page back in\n"
@@ -44,8 +46,10 @@ const char cmd_bench_usage[] =
     "RSS is still the host's, but its bound is the CPU's and is not checked (rss_within_bound null).\n\n"
     "  --model M, -m M     the model\n"
     "  --synth SHAPE:TYPE  benchmark a random-weight model instead: a `pocketllm synth` shape\n"
-    "                      (qwen3-0.6b, ...) and f32|f16|bf16 or a quantize TYPE (Q4_K_M, q8_0,\n"
-    "                      ...); written to a temporary file ($TMPDIR or /tmp), removed once open\n"
+    "                      (qwen3-0.6b, qwen3moe-30b-a3b, ...) and f32|f16|bf16 or a quantize TYPE\n"
+    "                      (Q4_K_M, q8_0, ...), written directly as `pocketllm synth --type TYPE`\n"
+    "                      writes it (no f16 file in between); to a temporary file ($TMPDIR or\n"
+    "                      /tmp), removed once open\n"
     "  -p N                prompt tokens of pp (default 512; 0 skips pp)\n"
     "  -n N                generated tokens of tg (default 128; 0 skips tg)\n"
     "  -d DEPTH            tokens in the cache before tg (default 0)\n"
@@ -139,8 +143,11 @@ static stats summarize(const double *v, int n) {
     return r;
 }
 
-/* --synth SHAPE:TYPE: write the shape (f16 unless TYPE is a float type),
- * quantize it when TYPE asks, into a temporary file; *path gets its name. */
+/* --synth SHAPE:TYPE: write the shape into a temporary file; *path gets its
+ * name.  A quantized TYPE is written directly (random blocks of the types
+ * llama-quantize would choose), never through an f16 file: at a large
+ * mixture of experts' shape that intermediate would be four times the rung
+ * (61 GB for Qwen3-30B-A3B). */
 static int make_synth(const char *cmd, const char *spec, bool quiet, char *path, size_t cap) {
     const char *colon = strchr(spec, ':');
     if (!colon || colon == spec || !colon[1]) return cli_usage(cmd, "--synth wants SHAPE:TYPE, not '%s'", spec);
@@ -159,22 +166,14 @@ static int make_synth(const char *cmd, const char *spec, bool quiet, char *path,
                          type);
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
-    char base[4096];
-    snprintf(base, sizeof base, "%s/pocketllm-bench-%ld-f.gguf", tmp, (long)getpid());
     snprintf(path, cap, "%s/pocketllm-bench-%ld-q.gguf", tmp, (long)getpid());
     pocketllm_synth_params sp = pocketllm_synth_default_params();
     sp.shape = shape;
     sp.type = ftype;
-    if (!quiet) fprintf(stderr, "bench: writing a random-weight %s model (%s)%s\n", shape, type, quant ? ", then quantizing it" : "");
-    pocketllm_status st = pocketllm_synth(&sp, quant ? base : path);
+    if (quant) sp.quant = type;
+    if (!quiet) fprintf(stderr, "bench: writing a random-weight %s model (%s)\n", shape, type);
+    pocketllm_status st = pocketllm_synth(&sp, path);
     if (st) return st == POCKETLLM_ERR_INVALID_ARGUMENT ? cli_usage(cmd, "%s", pocketllm_last_error()) : cli_lib_error(cmd, st);
-    if (quant) {
-        pocketllm_quantize_params qp = pocketllm_quantize_default_params();
-        qp.type = type;
-        st = pocketllm_quantize(base, path, &qp);
-        unlink(base);
-        if (st) return cli_lib_error(cmd, st);
-    }
     return CLI_OK;
 }
 

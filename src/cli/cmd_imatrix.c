@@ -2,7 +2,7 @@
  * cmd_imatrix.c -- `pocketllm imatrix`: the importance matrix of a model
  * over a text, in llama.cpp's GGUF imatrix format, for `pocketllm quantize
  * --imatrix` (and llama-quantize) to spend the bits of the low-width types
- * where the activations are large.
+ * where the activations are large -- per expert for a mixture of experts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +25,12 @@ const char cmd_imatrix_usage[] =
     "into windows of --ctx tokens (at least two), each with BOS first when the vocabulary adds one;\n"
     "every position goes through every layer; matrices named blk.* are collected (the token\n"
     "embeddings are looked up, not multiplied).  The perplexity of the same pass is printed.\n\n"
+    "A mixture-of-experts model (qwen3moe, qwen2moe) gets one row of sums and one count per\n"
+    "expert for each 3-D expert tensor (ffn_gate_exps, ffn_up_exps, ffn_down_exps): every token\n"
+    "adds its input to the rows of the experts the router chose for it, as llama-imatrix collects\n"
+    "MUL_MAT_ID (in_sum2 [columns, experts], counts [1, experts]).  An expert no token reached\n"
+    "keeps a count of 0, which the quantizers read as even weights; a longer text reaches more of\n"
+    "them.  The router (ffn_gate_inp) and qwen2moe's shared expert are collected as matrices.\n\n"
     "  --model M, -m M      the model (f32/f16/bf16 gives the statistics a quantizer wants)\n"
     "  --file TEXT, -f TEXT the calibration text (UTF-8, at most 256 MiB)\n"
     "  --out F, -o F        where the imatrix goes (written atomically)\n"

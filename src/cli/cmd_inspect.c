@@ -2,7 +2,8 @@
  * cmd_inspect.c -- `pocketllm inspect`: a summary of a GGUF file (format,
  * architecture, hyperparameters, tokenizer, tensor bytes by type), as text
  * or JSON, with an optional per-tensor listing; an mmproj's vision tower
- * gets its own section (inspect_mmproj.c), its audio tower too (inspect_audio.c).
+ * gets its own section (inspect_mmproj.c), its audio tower too (inspect_audio.c),
+ * a mixture of experts its experts (inspect_moe.c).
  */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include "commands.h"
 #include "inspect_audio.h"
 #include "inspect_mmproj.h"
+#include "inspect_moe.h"
 
 /* Arrays longer than this are summarised (type and length) rather than listed. */
 #define INLINE_ARRAY_MAX 16
@@ -155,6 +157,7 @@ static int inspect(const char *path, bool json, bool list_tensors) {
         params += (uint64_t)(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]);
     }
     uint64_t n_kv = pocketllm_gguf_kv_count(g);
+    const bool moe = inspect_moe_present(g);
 
     if (json) {
         cJSON *o = cJSON_CreateObject();
@@ -178,6 +181,7 @@ static int inspect(const char *path, bool json, bool list_tensors) {
             cJSON_AddItemToObject(o, "vision", inspect_mmproj_json(g));
         if (arch && strcmp(arch, "clip") == 0 && inspect_has_audio(g))
             cJSON_AddItemToObject(o, "audio", inspect_audio_json(g));
+        if (moe) cJSON_AddItemToObject(o, "moe", inspect_moe_json(g, arch));
         cJSON_AddNumberToObject(o, "tensor_count", (double)n_t);
         cJSON_AddNumberToObject(o, "parameter_count", (double)params);
         cJSON *bt = cJSON_AddObjectToObject(o, "bytes_by_type");
@@ -205,6 +209,10 @@ static int inspect(const char *path, bool json, bool list_tensors) {
                 for (uint32_t d = 0; d < t.n_dims; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t.ne[d]));
                 cJSON_AddNumberToObject(e, "offset", (double)t.offset);
                 cJSON_AddNumberToObject(e, "bytes", (double)t.n_bytes);
+                if (inspect_moe_is_experts(&t)) {
+                    cJSON_AddNumberToObject(e, "experts", (double)t.ne[2]);
+                    cJSON_AddNumberToObject(e, "bytes_per_expert", (double)(t.n_bytes / (uint64_t)t.ne[2]));
+                }
                 cJSON_AddItemToArray(ta, e);
             }
         }
@@ -217,7 +225,9 @@ static int inspect(const char *path, bool json, bool list_tensors) {
         printf("file:            %s\n", path);
         printf("gguf version:    %u (alignment %u, %s)\n", pocketllm_gguf_version(g), pocketllm_gguf_alignment(g),
                cli_fmt_bytes(pocketllm_gguf_file_size(g), b, sizeof b));
-        printf("architecture:    %s\n", arch ? arch : "(none: vocabulary-only or not a model)");
+        printf("architecture:    %s", arch ? arch : "(none: vocabulary-only or not a model)");
+        if (moe) inspect_moe_arch_text(g, arch, stdout);
+        putchar('\n');
         if (name) printf("name:            %s\n", name);
         if (arch) {
             printf("hyperparameters:\n");
@@ -232,6 +242,7 @@ static int inspect(const char *path, bool json, bool list_tensors) {
         if (arch && strcmp(arch, "clip") == 0 && (inspect_has_vision(g) || !inspect_has_audio(g)))
             inspect_mmproj_text(g, stdout);
         if (arch && strcmp(arch, "clip") == 0 && inspect_has_audio(g)) inspect_audio_text(g, stdout);
+        if (moe) inspect_moe_text(g, arch, stdout);
         printf("tokenizer:       %s", tok_model ? tok_model : "(none)");
         if (tok_pre) printf(" (pre-tokenizer %s)", tok_pre);
         printf(", vocabulary %" PRIu64 "\n", vocab);
@@ -250,8 +261,11 @@ static int inspect(const char *path, bool json, bool list_tensors) {
                 char shape[96];
                 pocketllm_gguf_tensor(g, i, &t);
                 shape_text(&t, shape, sizeof shape);
-                printf("%-40s %-8s %-26s %14" PRIu64 " %14" PRIu64 "\n", t.name, pocketllm_type_name(t.type), shape,
+                printf("%-40s %-8s %-26s %14" PRIu64 " %14" PRIu64, t.name, pocketllm_type_name(t.type), shape,
                        t.offset, t.n_bytes);
+                if (inspect_moe_is_experts(&t))
+                    printf("  (%" PRId64 " experts of %" PRIu64 " bytes)", t.ne[2], t.n_bytes / (uint64_t)t.ne[2]);
+                putchar('\n');
             }
         }
     }

@@ -1,7 +1,8 @@
 /*
  * cmd_quantize.c -- `pocketllm quantize`: rewrite a checkpoint with its
  * matrices quantized to a llama.cpp recipe or to one tensor type, with
- * progress on stderr.  All the work is pocketllm_quantize().
+ * progress on stderr.  All the work is pocketllm_quantize().  Its help text
+ * is here (commands.h refers to it).
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,46 @@
 
 #include "cli.h"
 #include "commands.h"
+
+const char cmd_quantize_usage[] =
+    "usage: pocketllm quantize IN.gguf OUT.gguf TYPE [--pure] [--leave-output] [--imatrix FILE]\n"
+    "                          [--allow-requantize] [-t N] [--quiet]\n"
+    "       pocketllm quantize --dry-run IN.gguf TYPE [options]\n\n"
+    "Rewrite an f32/f16/bf16 checkpoint with its matrices quantized, choosing each tensor's type as\n"
+    "llama.cpp's llama-quantize does; the quantized bytes equal llama.cpp's for the same rows, so\n"
+    "files from either tool are interchangeable.  Norms and other 1-D tensors stay as they are.\n"
+    "Metadata is copied; general.file_type and general.quantization_version are set.  The input\n"
+    "is read tensor by tensor and the output streamed; nothing is left at OUT on failure.\n\n"
+    "TYPE is a recipe as llama-quantize spells it (no lower-case letter): Q8_0 Q6_K Q5_K_M Q5_K_S\n"
+    "Q5_1 Q5_0 Q4_K_M Q4_K_S Q4_1 Q4_0 IQ4_XS IQ4_NL Q3_K_L Q3_K_M Q3_K_S IQ3_M IQ3_S IQ3_XS\n"
+    "IQ3_XXS Q2_K Q2_K_S IQ2_M IQ2_S IQ2_XS IQ2_XXS IQ1_M IQ1_S TQ2_0 TQ1_0 Q2_0 Q1_0 MXFP4_MOE F16\n"
+    "BF16 F32 (aliases Q5_K, Q4_K, Q3_K = the _M recipes); or a tensor type as ggml spells it\n"
+    "(with a lower-case letter: q4_K, q8_0, iq4_nl, ...), which puts every quantizable tensor in\n"
+    "that type (as --pure).  An unknown TYPE lists the valid names.\n\n"
+    "An mmproj (a vision tower: general.architecture clip) is quantized as llama-quantize does it:\n"
+    "the blocks' matrices, the DeepStack mergers and the merger get TYPE; the patch embedding, the\n"
+    "position table, norms and biases stay.  A recipe runs llama.cpp's rule with no layer count\n"
+    "(Q4_K_M: ffn_down and some attn_qkv in q6_K, the rest q4_K); --dry-run shows the plan.\n\n"
+    "A mixture-of-experts checkpoint (qwen3moe, qwen2moe, ...) is quantized as llama-quantize does\n"
+    "it: each 3-D expert tensor (ffn_gate_exps, ffn_up_exps, ffn_down_exps) expert by expert, with\n"
+    "that expert's row of the importance matrix; the router (ffn_gate_inp) stays as it is; qwen2moe's\n"
+    "shared expert (*_shexp) is a plain FFN.  The recipes' choices depend on the expert count as\n"
+    "llama.cpp's do: with 8 (Mixtral's) attn_v and attn_k get q8_0 (q4_K under the IQ1/IQ2 recipes)\n"
+    "and attn_output q5_K up to Q4_K_M; with 4 or more attn_v gets q4_K under the IQ1/IQ2 recipes; an\n"
+    "expert tensor's layer is read from its name.  A file whose expert tensors or router disagree\n"
+    "with {arch}.expert_count, whose expert_used_count is 0 or above it, or with a 3-D tensor where a\n"
+    "matrix belongs, is refused; so is an importance matrix whose rows do not line up with the\n"
+    "experts.\n\n"
+    "  --pure              no per-tensor mixture: the recipe's base type everywhere\n"
+    "  --leave-output      keep output.weight as it is\n"
+    "  --imatrix FILE      importance matrix (llama.cpp's GGUF imatrix or legacy .dat); required by\n"
+    "                      IQ1_*, IQ2_*, IQ3_XXS, IQ3_XS and Q2_K_S, used by the others\n"
+    "  --allow-requantize  let an already quantized tensor change type (default: refused; tensors\n"
+    "                      already in their target type are copied either way)\n"
+    "  -t N, --threads N   worker threads (default: the physical cores)\n"
+    "  --dry-run           write nothing; list every tensor's type and the sizes on stdout (types\n"
+    "                      this build cannot encode yet are listed, not refused)\n"
+    "  --quiet             no progress or summary on stderr\n";
 
 typedef struct progress_state {
     struct timespec start;

@@ -160,76 +160,23 @@ extern const char cmd_bench_usage[];
 #define CMD_LOGITS_USAGE                                                                                  \
     "usage: pocketllm logits --model M (--prompt T | --ids \"1 2 3\") --out FILE [-t N] [--ctx N]\n"    \
     "                        [--batch N] [--kv f16|f32] [--flash-attn on|off] [--device D]\n"             \
-    "                        [--device-memory S]\n\n"                                                    \
+    "                        [--device-memory S] [--routing FILE]\n\n"                                    \
     "Evaluate the prompt (tokenized as 'pocketllm run' does, or given as ids) and write the\n"           \
     "float32 logits of every position to FILE, row-major: positions x vocabulary, native byte\n"        \
     "order.  Prints \"POSITIONS VOCABULARY\" on stdout.\n\n"                                              \
     "  --out FILE, -o FILE    where the logits go\n"                                                      \
+    "  --routing FILE         a mixture of experts: the experts its router chose, one line\n"               \
+    "                         \"POSITION LAYER EXPERT...\" per position and layer (router's order)\n"       \
     "  -t N, --ctx N, --batch N, --kv f16|f32, --flash-attn on|off   as for 'pocketllm run'\n"             \
     CLI_DEVICE_HELP
 
-#define CMD_SYNTH_USAGE                                                                                  \
-    "usage: pocketllm synth [--arch qwen3|qwen3vl|llama] --shape NAME [--type f32|f16|bf16] [--untied]\n"        \
-    "                       [--seed N] [--vocab FILE.gguf] [--template FILE] [--quiet] OUT.gguf\n"       \
-    "       pocketllm synth --shape qwen3vl-2b [--mmproj MMPROJ.gguf [--vision-layers N]] [OUT.gguf]\n"  \
-    "       pocketllm synth --shape qwen3asr-0.6b|qwen3asr-1.7b [--mmproj MMPROJ.gguf [--audio-layers N]]\n" \
-    "                       [OUT.gguf]\n"                                                               \
-    "       pocketllm synth ... --n-embd N --n-layer N --n-head N --n-head-kv N --head-dim N --n-ff N OUT\n\n" \
-    "Write a checkpoint with random weights at a model shape: to size and benchmark a shape before\n"   \
-    "downloading it, and to test the engine at real shapes.  Same arguments, same bytes.\n\n"           \
-    "Shapes: tiny, small (ours, for tests), qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b (the real\n"     \
-    "Qwen3 hyperparameters, vocabulary 151936), qwen3vl-2b (Qwen3-VL-2B's text model, arch qwen3vl),\n"  \
-    "qwen3asr-0.6b, qwen3asr-1.7b (Qwen3-ASR's text models: the Qwen3-0.6B/1.7B widths as arch qwen3vl\n" \
-    "without DeepStack, its audio tokens in the vocabulary, BOS = EOS = <|im_end|>, chatml template).\n" \
-    "Explicit dimensions override a named shape's\n"                                                      \
-    "(e.g. --shape qwen3-8b --n-layer 2 keeps the 8B widths at two layers).\n\n"                          \
-    "  --arch A        qwen3 (per-head QK norm), qwen3vl (qwen3 with M-RoPE sections and DeepStack)\n"   \
-    "                  or llama; default: the shape's own, else qwen3\n"                                  \
-    "  --type T        weight matrices in f32 (default), f16 or bf16; norm weights stay f32\n"              \
-    "  --untied        write a separate output.weight (default: tied to token_embd)\n"                    \
-    "  --seed N        generator seed (default 0)\n"                                                      \
-    "  --vocab FILE    copy the tokenizer from this GGUF (e.g. a ggml-vocab-qwen2.gguf); default: a\n"    \
-    "                  built-in byte-level vocabulary (256 bytes + 3 Qwen control tokens; qwen3asr-*\n"  \
-    "                  add Qwen3-ASR's audio and <asr_text> tokens at their ids, also to a copy)\n"     \
-    "  --template FILE embed this chat template as tokenizer.chat_template\n"                              \
-    "  --mmproj FILE   also (or only) write the shape's vision tower (qwen3vl-2b) or audio tower\n"    \
-    "                  (qwen3asr-*) as an mmproj GGUF, laid out as llama.cpp's converter writes it\n"   \
-    "                  (libmtmd loads it); --type sets its matrices (vision: f32 or f16; audio: f32,\n"   \
-    "                  f16 or bf16, the conv kernels and conv_out always f16 as the converter has them)\n" \
-    "  --vision-layers N  vision blocks of --mmproj (default: all 24); DeepStack taps past the last\n"   \
-    "                  are dropped\n"                                                                     \
-    "  --audio-layers N   audio encoder blocks of --mmproj (default: all: 18 for 0.6b, 24 for 1.7b)\n"   \
-    "  --quiet         no progress on stderr\n"
+/* (the text is in cmd_synth.c) */
+extern const char cmd_synth_usage[];
+#define CMD_SYNTH_USAGE cmd_synth_usage
 
-#define CMD_QUANTIZE_USAGE                                                                                \
-    "usage: pocketllm quantize IN.gguf OUT.gguf TYPE [--pure] [--leave-output] [--imatrix FILE]\n"       \
-    "                          [--allow-requantize] [-t N] [--quiet]\n"                                   \
-    "       pocketllm quantize --dry-run IN.gguf TYPE [options]\n\n"                                        \
-    "Rewrite an f32/f16/bf16 checkpoint with its matrices quantized, choosing each tensor's type as\n"     \
-    "llama.cpp's llama-quantize does; the quantized bytes equal llama.cpp's for the same rows, so\n"       \
-    "files from either tool are interchangeable.  Norms and other 1-D tensors stay as they are.\n"         \
-    "Metadata is copied; general.file_type and general.quantization_version are set.  The input\n"        \
-    "is read tensor by tensor and the output streamed; nothing is left at OUT on failure.\n\n"             \
-    "TYPE is a recipe as llama-quantize spells it (no lower-case letter): Q8_0 Q6_K Q5_K_M Q5_K_S\n"       \
-    "Q5_1 Q5_0 Q4_K_M Q4_K_S Q4_1 Q4_0 IQ4_XS IQ4_NL Q3_K_L Q3_K_M Q3_K_S IQ3_M IQ3_S IQ3_XS\n"             \
-    "IQ3_XXS Q2_K Q2_K_S IQ2_M IQ2_S IQ2_XS IQ2_XXS IQ1_M IQ1_S TQ2_0 TQ1_0 Q2_0 Q1_0 MXFP4_MOE F16\n"      \
-    "BF16 F32 (aliases Q5_K, Q4_K, Q3_K = the _M recipes); or a tensor type as ggml spells it\n"         \
-    "(with a lower-case letter: q4_K, q8_0, iq4_nl, ...), which puts every quantizable tensor in\n"      \
-    "that type (as --pure).  An unknown TYPE lists the valid names.\n\n"                                  \
-    "An mmproj (a vision tower: general.architecture clip) is quantized as llama-quantize does it:\n"      \
-    "the blocks' matrices, the DeepStack mergers and the merger get TYPE; the patch embedding, the\n"    \
-    "position table, norms and biases stay.  A recipe runs llama.cpp's rule with no layer count\n"       \
-    "(Q4_K_M: ffn_down and some attn_qkv in q6_K, the rest q4_K); --dry-run shows the plan.\n\n"           \
-    "  --pure              no per-tensor mixture: the recipe's base type everywhere\n"                      \
-    "  --leave-output      keep output.weight as it is\n"                                                  \
-    "  --imatrix FILE      importance matrix (llama.cpp's GGUF imatrix or legacy .dat); required by\n"     \
-    "                      IQ1_*, IQ2_*, IQ3_XXS, IQ3_XS and Q2_K_S, used by the others\n"                  \
-    "  --allow-requantize  let an already quantized tensor change type (default: refused; tensors\n"       \
-    "                      already in their target type are copied either way)\n"                          \
-    "  -t N, --threads N   worker threads (default: the physical cores)\n"                               \
-    "  --dry-run           write nothing; list every tensor's type and the sizes on stdout (types\n"      \
-    "                      this build cannot encode yet are listed, not refused)\n"                        \
-    "  --quiet             no progress or summary on stderr\n"
+/* (the text is in cmd_quantize.c) */
+extern const char cmd_quantize_usage[];
+#define CMD_QUANTIZE_USAGE cmd_quantize_usage
 
 #define CMD_TEMPLATE_USAGE                                                                                 \
     "usage: pocketllm template (--model M.gguf [--name NAME] | --file T.jinja) [--messages FILE.json]\n"  \

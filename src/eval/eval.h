@@ -47,11 +47,20 @@ typedef struct pl_imat pl_imat;
 
 pocketllm_status pl_imat_new(bool process_output, pl_imat **out);
 void pl_imat_free(pl_imat *im);
-/* Watch (or stop watching, with NULL) the matrix multiplications of s. */
+/* Watch (or stop watching, with NULL) the matrix multiplications of s,
+ * the expert products of a mixture-of-experts model included. */
 void pl_imat_attach(pl_imat *im, pocketllm_session *s);
+/* The same on a compute instance itself (what pl_imat_attach does to the
+ * session's; a test drives the observers directly through it). */
+struct pl_compute;
+void pl_imat_attach_compute(pl_imat *im, struct pl_compute *c);
 /* Number of matrices seen, and one of them (index order is first use). */
 size_t pl_imat_count(const pl_imat *im);
 const char *pl_imat_entry(const pl_imat *im, size_t i, const float **sum2, int64_t *n_in, int64_t *count);
+/* Rows of entry i: 1 for a dense matrix (sum2 holds n_in sums, count its
+ * tokens), n_expert for an expert tensor (sum2 [n_expert][n_in], *counts
+ * the (token, slot) rows routed to each expert; count above is expert 0's). */
+int64_t pl_imat_entry_rows(const pl_imat *im, size_t i, const int64_t **counts);
 /* Write llama.cpp's GGUF imatrix file. */
 pocketllm_status pl_imat_write(const pl_imat *im, const char *path, const char *dataset, int64_t chunk_size);
 

@@ -39,7 +39,7 @@ const pl_imatrix_entry *pl_imatrix_find(const pl_imatrix *im, const char *tensor
 /* Add (or, for a repeated name in a legacy file, replace: the last wins, as
  * in llama.cpp's map) an entry that takes ownership of values. */
 static pocketllm_status put_entry(pl_imatrix *im, const char *name, size_t name_len, float *values, uint64_t n,
-                                  uint64_t cap) {
+                                  uint64_t rows, uint64_t cap) {
     const char *key = pl_arena_strndup(&im->arena, name, name_len);
     if (!key) {
         free(values);
@@ -56,13 +56,14 @@ static pocketllm_status put_entry(pl_imatrix *im, const char *name, size_t name_
         free(im->entries[old].values);
         im->entries[old].values = values;
         im->entries[old].n = n;
+        im->entries[old].rows = rows;
         return POCKETLLM_OK;
     }
     if (im->n_entries >= cap) {
         free(values);
         return pl_fail(POCKETLLM_ERR_INTERNAL, "imatrix: entry table overflow");
     }
-    im->entries[im->n_entries++] = (pl_imatrix_entry){key, values, n};
+    im->entries[im->n_entries++] = (pl_imatrix_entry){key, values, n, rows};
     return POCKETLLM_OK;
 }
 
@@ -167,7 +168,7 @@ static pocketllm_status parse_gguf(const void *data, size_t size, const char *fi
             free(v);
             goto out;
         }
-        if ((st = put_entry(im, t->name, stem, v, nval, g->n_tensors))) goto out;
+        if ((st = put_entry(im, t->name, stem, v, nval, ncnt, g->n_tensors))) goto out;
     }
 out:
     pocketllm_gguf_close(g);
@@ -223,7 +224,7 @@ static pocketllm_status parse_legacy(const void *data, size_t size, const char *
             free(v);
             return st;
         }
-        if ((st = put_entry(im, name, (size_t)len, v, (uint64_t)nval, (uint64_t)n_entries))) return st;
+        if ((st = put_entry(im, name, (size_t)len, v, (uint64_t)nval, 0, (uint64_t)n_entries))) return st;
     }
     /* optional trailer: chunk count, then the dataset's name */
     int32_t chunks, dlen;

@@ -31,6 +31,7 @@ typedef struct pl_imatrix_entry {
     const char *name;  /* the weight's tensor name */
     float *values;     /* n importance weights: ne0 per expert, experts one after another */
     uint64_t n;
+    uint64_t rows;     /* GGUF: the rows of counts (1, or one per expert); legacy: 0 (not recorded) */
 } pl_imatrix_entry;
 
 typedef struct pl_imatrix {

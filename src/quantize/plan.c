@@ -74,6 +74,7 @@ pocketllm_status pl_quant_model_facts(const pl_gguf *g, pl_recipe_model *m) {
     if ((st = key_u32(g, key, n_head, &n_head_kv))) return st;
     snprintf(key, sizeof key, "%s.expert_count", arch);
     if ((st = key_u32(g, key, 0, &m->n_expert))) return st;
+    if ((st = pl_quant_check_experts(g, arch, m))) return st;
 
     m->n_layer = n_layer;
     m->n_gqa = n_head_kv ? n_head / n_head_kv : 0;
@@ -132,8 +133,17 @@ static pocketllm_status imatrix_for(const pl_quant_options *o, const pl_quant_it
             else if (!is_token_embd(t->name))
                 return pl_fail(POCKETLLM_ERR_FORMAT,
                                "%s: imatrix size %" PRIu64 " is different from tensor size %" PRIu64
-                               " for %s (an imatrix of another model?)",
-                               o->imatrix_path, e->n, want, t->name);
+                               " for %s (%s)",
+                               o->imatrix_path, e->n, want, t->name,
+                               t->ne[2] > 1 ? "expert rows of another model?" : "an imatrix of another model?");
+            /* ours: rows that do not line up with the experts (llama.cpp
+             * would weigh each expert with a mix of columns); one row for
+             * every expert is llama.cpp's broadcast of an old file */
+            if (*out && e->rows > 1 && e->rows != (uint64_t)t->ne[2])
+                return pl_fail(POCKETLLM_ERR_FORMAT,
+                               "%s: the importance data of %s has %" PRIu64 " rows of counts, the tensor %" PRId64
+                               " expert%s",
+                               o->imatrix_path, t->name, e->rows, t->ne[2], t->ne[2] == 1 ? "" : "s");
         }
         if (!*out && pl_recipe_requires_imatrix(t->name, it->to, ftype))
             return pl_fail(POCKETLLM_ERR_UNSUPPORTED,

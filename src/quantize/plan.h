@@ -38,8 +38,13 @@ typedef struct pl_quant_options {
     const char *imatrix_path;  /* for messages */
 } pl_quant_options;
 
-/* Read the model facts from g: fails when g is not a model checkpoint. */
+/* Read the model facts from g: fails when g is not a model checkpoint, or
+ * when its experts disagree with its metadata (pl_quant_check_experts). */
 pocketllm_status pl_quant_model_facts(const pl_gguf *g, pl_recipe_model *out);
+/* (experts.c) Check the expert counts of `arch` against llama.cpp's limits
+ * and, for the layouts known here, every tensor's shape against m->n_expert
+ * (which it may clear, where llama.cpp ignores a count of 1). */
+pocketllm_status pl_quant_check_experts(const pl_gguf *g, const char *arch, pl_recipe_model *m);
 
 /* Plan the run (plan is zeroed first; free it with pl_quant_plan_free). */
 pocketllm_status pl_quant_plan_make(const pl_gguf *g, const pl_quant_options *o, pl_quant_plan *plan);

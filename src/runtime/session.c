@@ -65,9 +65,46 @@ struct pocketllm_session {
     int32_t *tmp_pos;      /* n_batch: positions of a pass in batch order */
     int64_t *batch_row;    /* per token of the last eval_batch: its logits row, or -1 */
     size_t batch_cap, batch_n;
+    /* pocketllm_session_set_route_observer: the caller's function, the
+     * layer of the pass's next router, and host copies of its choice */
+    pocketllm_route_fn route_fn;
+    void *route_user;
+    int32_t route_layer;
+    int32_t *route_ids;
+    float *route_w;
 };
 
 static pocketllm_status device_room(const pl_model *m, uint32_t kv_type, int64_t kv_rows, int64_t n_batch);
+
+/* One pass of the model's graph (the router observer counts its layers). */
+static void run_pass(pocketllm_session *s, pl_forward *f) {
+    s->route_layer = 0;
+    s->m->arch->forward(s->m, f);
+}
+
+/* The compute instance's router observer: the choice brought to the host
+ * and handed to the caller's function with its layer. */
+static void route_seen(void *user, pl_compute *c, const int32_t *ids, const float *w, int64_t n_tok, int64_t n_used) {
+    pocketllm_session *s = user;
+    const size_t n = (size_t)n_tok * (size_t)n_used;
+    c->ops->download(c, s->route_ids, ids, n * sizeof *s->route_ids);
+    c->ops->download(c, s->route_w, w, n * sizeof *s->route_w);
+    s->route_fn(s->route_user, s->route_layer++, (int32_t)n_tok, (int32_t)n_used, s->route_ids, s->route_w);
+}
+
+void pocketllm_session_set_route_observer(pocketllm_session *s, pocketllm_route_fn fn, void *user) {
+    if (!s) return;
+    const int64_t n_used = s->m->dims.n_expert_used;
+    if (fn && n_used > 0 && !s->route_ids) {
+        s->route_ids = malloc((size_t)(s->n_batch * n_used) * sizeof *s->route_ids);
+        s->route_w = malloc((size_t)(s->n_batch * n_used) * sizeof *s->route_w);
+    }
+    const bool on = fn && n_used > 0 && s->route_ids && s->route_w;
+    s->route_fn = on ? fn : NULL;
+    s->route_user = user;
+    s->c->observe_route = on ? route_seen : NULL;
+    s->c->observe_route_user = s;
+}
 
 pocketllm_session_params pocketllm_session_default_params(void) {
     pocketllm_session_params p = {.n_ctx = 0, .n_batch = 0, .kv_type = PL_TYPE_F16, .n_threads = 0, .flash_attn = 0};
@@ -102,6 +139,8 @@ void pocketllm_session_free(pocketllm_session *s) {
     free(s->order);
     free(s->tmp_pos);
     free(s->batch_row);
+    free(s->route_ids);
+    free(s->route_w);
     free(s);
 }
 
@@ -308,7 +347,7 @@ pocketllm_status pl_session_eval_text(pocketllm_session *s, uint32_t seq, const 
          * of logits that the next pass overwrites: a small price for a
          * graph that always ends the same way */
         c->status = POCKETLLM_OK;
-        s->m->arch->forward(s->m, &f);
+        run_pass(s, &f);
         if (c->status) return c->status; /* the rows it wrote past the filled positions are never read */
         done += k;
     }
@@ -397,7 +436,7 @@ pocketllm_status pl_session_eval_embd(pocketllm_session *s, uint32_t seq, const 
         f.n_deepstack = d->n_deepstack;
         f.row0 = past + done;
         f.logits = s->logits;
-        if (!c->status) s->m->arch->forward(s->m, &f);
+        if (!c->status) run_pass(s, &f);
         if (c->status) return c->status;
         done += k;
     }
@@ -517,7 +556,7 @@ static pocketllm_status batch_pass(pocketllm_session *s, const pocketllm_batch_t
     f.logits = s->logits + (n_out ? *row : spare_row) * s->m->dims.n_vocab;
     f.n_out = n_out ? n_out : 1;
     s->c->status = POCKETLLM_OK;
-    s->m->arch->forward(s->m, &f);
+    run_pass(s, &f);
     if (s->c->status) return s->c->status;
     for (int64_t t = k - n_out; t < k; t++) s->batch_row[lo + (size_t)s->order[t]] = (*row)++;
     return POCKETLLM_OK;

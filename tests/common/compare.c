@@ -4,6 +4,7 @@
 #include "compare.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 size_t row_argmax(const float *row, size_t n, double *margin) {
     size_t best = 0;
@@ -23,24 +24,30 @@ size_t row_argmax(const float *row, size_t n, double *margin) {
 }
 
 void compare_logits(const float *ours, const float *ref, size_t positions, size_t vocab, double margin,
-                    logit_report *r) {
+                    const unsigned char *skip, logit_report *r) {
     r->positions = positions;
-    r->decidable = r->skipped = r->agree = 0;
+    r->decidable = r->skipped = r->agree = r->router_skipped = 0;
     r->first_disagree = SIZE_MAX;
-    r->max_abs_diff = 0;
+    r->max_abs_diff = r->max_abs_diff_skipped = 0;
     r->min_margin = INFINITY;
     double lo = INFINITY, hi = -INFINITY;
     for (size_t p = 0; p < positions; p++) {
         const float *a = ours + p * vocab, *b = ref + p * vocab;
+        const bool router_tie = skip && skip[p];
+        double *diff = router_tie ? &r->max_abs_diff_skipped : &r->max_abs_diff;
         for (size_t j = 0; j < vocab; j++) {
             double d = fabs((double)a[j] - (double)b[j]);
-            if (d > r->max_abs_diff || isnan(d)) r->max_abs_diff = isnan(d) ? INFINITY : d;
+            if (d > *diff || isnan(d)) *diff = isnan(d) ? INFINITY : d;
             if (b[j] < lo) lo = b[j];
             if (b[j] > hi) hi = b[j];
         }
         double m;
         size_t rb = row_argmax(b, vocab, &m);
         if (m < r->min_margin) r->min_margin = m;
+        if (router_tie) {
+            r->router_skipped++;
+            continue;
+        }
         if (m <= margin) {
             r->skipped++;
             continue;

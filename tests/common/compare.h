@@ -11,6 +11,18 @@
  * argmax must agree; positions at or below it are counted as skipped and
  * reported, never silently passed.  The largest absolute difference is
  * reported relative to the reference's logit range.
+ *
+ * A mixture of experts adds a second kind of undecided step: a position
+ * where llama.cpp's own router had two experts all but tied at the edge of
+ * its top-k (their log-probabilities within a stated margin in some layer)
+ * -- the last bits of the router's input pick one or the other, and the
+ * two give different hidden states.  Where the two engines' routers first
+ * chose different experts at a position, llama.cpp's margin there must be
+ * within that bound (else the engines disagree), and the position is then
+ * not judged -- neither its argmax nor its difference, nor the choices of
+ * its layers above, whose input that one changed; every other position is.  Greedy
+ * ids are compared up to the first step whose position or any before it
+ * had such a difference.
  */
 #ifndef PL_TEST_COMPARE_H
 #define PL_TEST_COMPARE_H
@@ -27,11 +39,16 @@ typedef struct logit_report {
     double max_abs_diff;   /* over all logits */
     double ref_range;      /* max - min of the reference logits */
     double min_margin;     /* smallest reference margin seen */
+    /* positions left out for a router near-tie (compare_logits' skip) */
+    size_t router_skipped;
+    double max_abs_diff_skipped; /* the largest difference there (not bounded) */
 } logit_report;
 
-/* Compare two [positions x vocab] float matrices. */
+/* Compare two [positions x vocab] float matrices.  skip (may be NULL):
+ * positions where the routers chose differently at a near-tie (see above),
+ * left out of the argmax rule and of max_abs_diff. */
 void compare_logits(const float *ours, const float *ref, size_t positions, size_t vocab, double margin,
-                    logit_report *r);
+                    const unsigned char *skip, logit_report *r);
 
 /* Top-1 index and top-1/top-2 margin of one row. */
 size_t row_argmax(const float *row, size_t n, double *margin);

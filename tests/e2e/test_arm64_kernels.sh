@@ -4,12 +4,13 @@
 # Cortex-A76, i8mm on "max") and POCKETLLM_CPU_TIER caps it along the
 # chain; every kernel test passes on every tier against the scalar
 # reference (test_quant_kernels runs each tier the model supports, test_ops
-# the NEON row kernels, test_matmul_batch the tiles and rows in mul_mat);
+# the NEON row kernels, test_matmul_batch the tiles and rows in mul_mat,
+# test_moe_ops the mixture of experts' grouped products and router);
 # `devices` lists the ARM features.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/arm64_lib.sh"
 
-for f in pocketllm libpocketllm.so test_quant_kernels test_ops test_cpu_tier test_matmul_batch; do
+for f in pocketllm libpocketllm.so test_quant_kernels test_ops test_cpu_tier test_matmul_batch test_moe_ops; do
     ok
     file -L "$ARM_BUILD/$f" | grep -q "ARM aarch64" || fail "$ARM_BUILD/$f is not an AArch64 binary: $(file -L "$ARM_BUILD/$f")"
 done
@@ -35,7 +36,7 @@ EOF_TIERS
 # (PL_TEST_EMULATED: test_ops leaves out its tower-sized attention case,
 # minutes under qemu for kernels its smaller cases run on every tile)
 for cpu in "$ARM_CPU_NEON" "$ARM_CPU_DOTPROD" "$ARM_CPU_I8MM"; do
-    for prog in test_quant_kernels test_ops test_matmul_batch; do
+    for prog in test_quant_kernels test_ops test_matmul_batch test_moe_ops; do
         t=$(arm_wrap "$cpu" "$prog" PL_TEST_EMULATED=1)
         if expect_rc 0 "$t"; then
             grep -h "^tier " "$PL_TMP/err" "$PL_TMP/out" | sed "s/^/$cpu $prog: /" >&2

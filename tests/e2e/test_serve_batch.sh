@@ -15,7 +15,8 @@
 # test here (bench/serve_batch.sh measures them).
 . "$(dirname "$0")/serve_lib.sh"
 serve_bundle
-serve_model "$PL_TMP/m.gguf" --shape small --type f16
+# PL_SERVE_SYNTH: the model's synth arguments (test_serve_batch_moe.sh: a mixture of experts)
+serve_model "$PL_TMP/m.gguf" ${PL_SERVE_SYNTH:---shape small --type f16}
 # PL_SERVE_DEVICE=vulkan: the same test with the model on that device
 # (test_vulkan_serve_batch.sh)
 serve_start main --model "$PL_TMP/m.gguf" --name small --ctx 256 --parallel 4 --queue 32 --quiet \

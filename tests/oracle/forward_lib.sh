@@ -21,6 +21,16 @@
 #   Teacher-forced logits of every position: argmax agreement at every
 #   position where llama.cpp's margin exceeds MARGIN, and max |diff| within
 #   MAX_REL of llama.cpp's logit range (reported either way).
+# ROUTER_MARGIN (mixtures of experts): both engines' routers are traced
+#   (pl_oracle logits --router, pocketllm logits --routing); where they
+#   chose different experts, llama.cpp's own margin there (log-probability
+#   of its k-th expert over the next, i.e. the gap of its router logits)
+#   must be at most ROUTER_MARGIN times the range of its router logits
+#   there -- a router near-tie, undecidable like a near-tie of the logits:
+#   the relative perturbation the logits are allowed (MAX_REL) may move the
+#   router's input as much -- so that position is not judged and greedy ids
+#   are compared up to it (tests/common/compare.h); else the test fails.
+#   Unset: not traced.
 BIN=$PL_BIN
 # the pocketllm that runs the models under comparison (the ARM64 tests point
 # it at the cross-built CLI under qemu); BIN still makes the test models
@@ -34,6 +44,14 @@ DEV_ARGS=()
 [ -n "${PL_DEVICE:-}" ] && DEV_ARGS=(--device "$PL_DEVICE")
 GREEDY_IDS=
 COMPARE=$PL_TOOLS/pl_compare
+# router_args OURS REF: pl_compare's routing options when ROUTER_MARGIN is set
+router_args() { [ -n "${ROUTER_MARGIN:-}" ] && echo "--routing $1 --router $2 --router-margin $ROUTER_MARGIN"; }
+# our_routing MODEL KV IDS OUT: our router's choices for IDS (when ROUTER_MARGIN is set)
+our_routing() {
+    [ -n "${ROUTER_MARGIN:-}" ] || return 0
+    expect_rc 0 "$RUN_BIN" logits --model "$1" --ids "$3" --out "$PL_TMP/routing.f32" --routing "$4" --kv "$2" \
+        --flash-attn "$FA" "${DEV_ARGS[@]}"
+}
 
 greedy_check() {
     local name=$1 model=$2 kv=$3 margin=$4 n=$5
@@ -56,11 +74,15 @@ greedy_check() {
     np=$(wc -w <"$t.prompt")
     # llama.cpp's margin at each step, from its logits of the sequence it chose
     GREEDY_IDS="$(cat "$t.prompt") $(cat "$t.ref")"
-    expect_rc 0 "$ORACLE" logits "$model" --ids "$GREEDY_IDS" --out "$t.f32" --fa "$FA" --kv "$kv" -t 1 || return 1
+    expect_rc 0 "$ORACLE" logits "$model" --ids "$GREEDY_IDS" --out "$t.f32" --fa "$FA" --kv "$kv" -t 1 \
+        --router "$t.router" || return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
     "$COMPARE" margins "$t.f32" "$vocab" $((np - 1)) >"$t.margins" || { fail "$name: pl_compare margins failed"; return 1; }
-    "$COMPARE" tokens "$t.ours" "$t.ref" --margins "$t.margins" --margin "$margin" --other "$t.other" >"$t.cmp"
+    our_routing "$model" "$kv" "$GREEDY_IDS" "$t.routing" || return 1
+    # shellcheck disable=SC2046
+    "$COMPARE" tokens "$t.ours" "$t.ref" --margins "$t.margins" --margin "$margin" --other "$t.other" \
+        $(router_args "$t.routing" "$t.router") --router-first $((np - 1)) >"$t.cmp"
     local rc=$?
     ok
     echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}$RUN_TAG, margin $margin): $(cat "$t.cmp")" >&2
@@ -70,11 +92,17 @@ greedy_check() {
 logits_check() {
     local name=$1 model=$2 kv=$3 margin=$4 max_rel=$5 ids=$6
     local t=$PL_TMP/logits
-    expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa "$FA" --kv "$kv" -t 1 || return 1
+    expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa "$FA" --kv "$kv" -t 1 --router "$t.router" ||
+        return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
-    expect_rc 0 "$RUN_BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" "${DEV_ARGS[@]}" || return 1
-    "$COMPARE" logits "$t.ours" "$t.ref" "$vocab" --margin "$margin" --max-rel-diff "$max_rel" >"$t.cmp"
+    local routing=()
+    if [ -n "${ROUTER_MARGIN:-}" ]; then routing=(--routing "$t.routing"); fi
+    expect_rc 0 "$RUN_BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" \
+        "${DEV_ARGS[@]}" "${routing[@]}" || return 1
+    # shellcheck disable=SC2046
+    "$COMPARE" logits "$t.ours" "$t.ref" "$vocab" --margin "$margin" --max-rel-diff "$max_rel" \
+        $(router_args "$t.routing" "$t.router") >"$t.cmp"
     local rc=$?
     ok
     echo "$name (kv $kv, fa $FA${PL_DEVICE:+, $PL_DEVICE}$RUN_TAG): $(head -1 "$t.cmp")" >&2

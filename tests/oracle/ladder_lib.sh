@@ -11,23 +11,34 @@
 # f16, the built-in byte vocabulary.  Untied keeps logit ranges near 8 (a
 # tied model's are 40-95: ten times the margins, far fewer decidable steps).
 #
-# ladder_run "RECIPE MARGIN MAX_REL" lines on stdin.
+# ladder_run "RECIPE MARGIN MAX_REL [ROUTER_MARGIN]" lines on stdin: each
+# recipe of the current model (ladder_model) quantized by llama.cpp and
+# compared (ROUTER_MARGIN, for a mixture of experts: forward_lib.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/forward_lib.sh"
 
-LADDER_M=$PL_TMP/ladder.gguf
-LADDER_IM=$PL_TMP/ladder.imatrix
-expect_rc 0 "$BIN" synth --quiet --arch qwen3 --n-embd 256 --n-layer 2 --n-head 4 --n-head-kv 2 --head-dim 64 \
-    --n-ff 512 --untied --type f16 --seed 11 "$LADDER_M"
-expect_rc 0 "$BIN" imatrix --quiet --model "$LADDER_M" --file "$PL_SRC/tests/oracle/data/eval_story.txt" \
-    --ctx 128 --chunks 4 --out "$LADDER_IM"
+# ladder_model NAME SYNTH_ARGS... makes the model the next ladder_run uses
+# (f16, written by `pocketllm synth SYNTH_ARGS`) and its importance matrix;
+# unless LADDER_MODEL_LATER=1, sourcing makes the qwen3 above.
+ladder_model() {
+    LADDER_NAME=$1
+    shift
+    LADDER_M=$PL_TMP/ladder.gguf
+    LADDER_IM=$PL_TMP/ladder.imatrix
+    expect_rc 0 "$BIN" synth --quiet "$@" --type f16 "$LADDER_M"
+    expect_rc 0 "$BIN" imatrix --quiet --model "$LADDER_M" --file "$PL_SRC/tests/oracle/data/eval_story.txt" \
+        --ctx 128 --chunks 4 --out "$LADDER_IM"
+}
+[ "${LADDER_MODEL_LATER:-0}" = 1 ] ||
+    ladder_model qwen3 --arch qwen3 --n-embd 256 --n-layer 2 --n-head 4 --n-head-kv 2 --head-dim 64 --n-ff 512 \
+        --untied --seed 11
 
 ladder_run() {
-    local recipes=() margins=() rels=() r m x i
+    local recipes=() margins=() rels=() routers=() r m x rm i
     : >"$PL_TMP/jobs"
-    while read -r r m x; do
+    while read -r r m x rm; do
         [ -n "$r" ] || continue
-        recipes+=("$r") margins+=("$m") rels+=("$x")
+        recipes+=("$r") margins+=("$m") rels+=("$x") routers+=("$rm")
         echo "$LADDER_M $PL_TMP/$r.gguf $r -t 1 --imatrix $LADDER_IM" >>"$PL_TMP/jobs"
     done
     # one oracle process for every job: ggml builds its IQ grids once
@@ -40,8 +51,10 @@ ladder_run() {
             fail "$r: llama.cpp did not quantize (${status[$i]:-no status}): $(tail -c 300 "$PL_TMP/qerr")"
             continue
         fi
-        greedy_check "qwen3 $r" "$PL_TMP/$r.gguf" f16 "${margins[$i]}" 32 --prompt "Once upon a time"
-        logits_check "qwen3 $r" "$PL_TMP/$r.gguf" f16 "${margins[$i]}" "${rels[$i]}" "$GREEDY_IDS"
+        ROUTER_MARGIN=${routers[$i]:-${ROUTER_MARGIN:-}} greedy_check "$LADDER_NAME $r" "$PL_TMP/$r.gguf" f16 \
+            "${margins[$i]}" 32 --prompt "Once upon a time"
+        ROUTER_MARGIN=${routers[$i]:-${ROUTER_MARGIN:-}} logits_check "$LADDER_NAME $r" "$PL_TMP/$r.gguf" f16 \
+            "${margins[$i]}" "${rels[$i]}" "$GREEDY_IDS"
         rm -f "$PL_TMP/$r.gguf"
     done
 }

@@ -18,7 +18,10 @@
  *   pl_oracle vocab-info MODEL OUT
  *   pl_oracle tokenize-time MODEL FILE [--repeat N]
  *   pl_oracle greedy MODEL (--prompt T | --ids "1 2 3") [-n N] [common options]
- *   pl_oracle logits MODEL --ids "1 2 3" --out F [common options]
+ *   pl_oracle logits MODEL --ids "1 2 3" --out F [--router F] [common options]
+ *     (--router: a mixture of experts' router at every position and layer,
+ *     "POS LAYER MARGIN RANGE E1 .. Ek" a line: the experts chosen, llama.cpp's
+ *     margin there and its router logits' range; see router_trace below)
  *   pl_oracle quantize IN OUT RECIPE [--pure] [--leave-output] [--allow-requantize] [--imatrix F] [-t N]
  *   pl_oracle quantize-batch JOBS     (one "IN OUT RECIPE [options]" a line; ok/failed a line)
  *   pl_oracle to-float TYPE IN OUT
@@ -136,6 +139,7 @@ typedef struct opts {
     int threads, ctx, batch, n_predict;
     bool add_special, parse_special, all_modes;
     const char *prompt, *ids, *out, *text, *file;
+    const char *router; /* logits: where to write the router margins (MoE models) */
 } opts;
 
 static void parse_opts(int argc, char **argv, int first, opts *o) {
@@ -148,6 +152,7 @@ static void parse_opts(int argc, char **argv, int first, opts *o) {
     o->add_special = true;
     o->parse_special = true;
     o->all_modes = false;
+    o->router = NULL;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -171,6 +176,7 @@ static void parse_opts(int argc, char **argv, int first, opts *o) {
         else if (!strcmp(a, "--out")) o->out = v, i++;
         else if (!strcmp(a, "--text")) o->text = v, i++;
         else if (!strcmp(a, "--file")) o->file = v, i++;
+        else if (!strcmp(a, "--router")) o->router = v, i++;
         else die("unknown option %s", a);
     }
 }
@@ -182,6 +188,95 @@ static struct llama_model *load_model(const char *path, bool vocab_only) {
     struct llama_model *m = llama_model_load_from_file(path, mp);
     if (!m) die("llama.cpp cannot load %s", path);
     return m;
+}
+
+/* The router of a mixture-of-experts model, per position and layer: the
+ * experts llama.cpp chose (the top k of its own ffn_moe_probs) and its
+ * margin there, log p_k - log p_(k+1).  A tiny margin is a position where
+ * llama.cpp's choice of experts was itself undecided: a difference in the
+ * last bits of the router's input picks another expert. */
+typedef struct router_trace {
+    int n_used, n_layer;
+    int pos0; /* the position of the current batch's first token */
+    int n_pos;
+    float *margin; /* [n_pos][n_layer], NAN where no router was seen */
+    float *range;  /* [n_pos][n_layer]: log p_max - log p_min, the router logits' range */
+    int *ids;      /* [n_pos][n_layer][n_used] */
+} router_trace;
+static router_trace g_router;
+
+static bool router_collect(struct ggml_tensor *t, bool ask, void *user) {
+    router_trace *R = user;
+    int il, len = 0;
+    /* the softmax itself, not the views of it ("... (reshaped)") */
+    if (strncmp(t->name, "ffn_moe_probs-", 14) != 0 || sscanf(t->name + 14, "%d%n", &il, &len) != 1 || t->name[14 + len])
+        return ask ? false : true;
+    if (ask) return true;
+    if (t->type != GGML_TYPE_F32 || t->nb[0] != sizeof(float) || il < 0 || il >= R->n_layer)
+        die("router: %s is not f32 rows of a layer", t->name);
+    const int64_t ne = t->ne[0], n_tok = t->ne[1];
+    float *p = malloc((size_t)ne * sizeof *p);
+    for (int64_t j = 0; j < n_tok; j++) {
+        const int pos = R->pos0 + (int)j;
+        if (pos >= R->n_pos) break;
+        ggml_backend_tensor_get(t, p, (size_t)(j * t->nb[1]), (size_t)ne * sizeof *p);
+        /* the k + 1 largest by selection (ne is at most a few hundred);
+         * probabilities are >= 0, so -1 marks the taken */
+        int *ids = R->ids + ((size_t)pos * R->n_layer + (size_t)il) * (size_t)R->n_used;
+        float kth = 0, next = 0, lo = INFINITY, hi = 0;
+        for (int64_t e = 0; e < ne; e++) lo = p[e] < lo ? p[e] : lo, hi = p[e] > hi ? p[e] : hi;
+        R->range[(size_t)pos * R->n_layer + (size_t)il] = logf(hi) - logf(lo);
+        for (int r = 0; r <= R->n_used && r < ne; r++) {
+            int best = -1;
+            for (int64_t e = 0; e < ne; e++)
+                if (p[e] >= 0 && (best < 0 || p[e] > p[best])) best = (int)e;
+            if (r < R->n_used) ids[r] = best, kth = p[best];
+            else next = p[best];
+            p[best] = -1.0f;
+        }
+        R->margin[(size_t)pos * R->n_layer + (size_t)il] = R->n_used < ne ? logf(kth) - logf(next) : INFINITY;
+    }
+    free(p);
+    return true;
+}
+
+/* Ready g_router for n positions of model m (experts per token from its
+ * metadata; none: a dense model, nothing to trace). */
+static void router_init(struct llama_model *m, int n) {
+    char arch[64], key[128], val[32];
+    g_router.n_used = 0;
+    if (llama_model_meta_val_str(m, "general.architecture", arch, sizeof arch) > 0) {
+        snprintf(key, sizeof key, "%s.expert_used_count", arch);
+        if (llama_model_meta_val_str(m, key, val, sizeof val) > 0) g_router.n_used = atoi(val);
+    }
+    if (g_router.n_used < 0 || g_router.n_used > 64) die("router: %d experts a token", g_router.n_used);
+    g_router.n_layer = llama_model_n_layer(m);
+    g_router.n_pos = n;
+    g_router.pos0 = 0;
+    const size_t cells = (size_t)n * (size_t)g_router.n_layer;
+    g_router.margin = malloc((cells ? cells : 1) * sizeof *g_router.margin);
+    g_router.range = malloc((cells ? cells : 1) * sizeof *g_router.range);
+    g_router.ids = calloc((cells ? cells : 1) * (size_t)(g_router.n_used ? g_router.n_used : 1), sizeof *g_router.ids);
+    for (size_t i = 0; i < cells; i++) g_router.margin[i] = NAN;
+}
+
+/* One "POS LAYER MARGIN RANGE E..." line per position and layer the router
+ * ran at (nothing for a dense model). */
+static void router_write(const char *path) {
+    FILE *f = open_out(path);
+    for (int i = 0; i < g_router.n_pos && g_router.n_used; i++)
+        for (int l = 0; l < g_router.n_layer; l++) {
+            const float m = g_router.margin[(size_t)i * g_router.n_layer + (size_t)l];
+            if (isnan(m)) continue;
+            fprintf(f, "%d %d %.6g %.6g", i, l, m, g_router.range[(size_t)i * g_router.n_layer + (size_t)l]);
+            for (int k = 0; k < g_router.n_used; k++)
+                fprintf(f, " %d", g_router.ids[((size_t)i * g_router.n_layer + (size_t)l) * (size_t)g_router.n_used + (size_t)k]);
+            fputc('\n', f);
+        }
+    fclose(f);
+    free(g_router.margin);
+    free(g_router.range);
+    free(g_router.ids);
 }
 
 static struct llama_context *make_context(struct llama_model *m, const opts *o, int n_ctx) {
@@ -196,6 +291,10 @@ static struct llama_context *make_context(struct llama_model *m, const opts *o, 
     cp.type_k = o->kv;
     cp.type_v = o->kv;
     cp.no_perf = true;
+    if (o->router && g_router.n_used > 0) {
+        cp.cb_eval = router_collect;
+        cp.cb_eval_user_data = &g_router;
+    }
     struct llama_context *c = llama_init_from_model(m, cp);
     if (!c) die("llama.cpp cannot make a context (n_ctx %d)", n_ctx);
     fprintf(stderr, "pl_oracle: llama.cpp v0.4.0, flash_attn=%s, kv=%s, threads=%d, n_ctx=%d, n_batch=%d\n",
@@ -465,6 +564,7 @@ static int cmd_logits(int argc, char **argv) {
     int n;
     llama_token *t = prompt_ids(m, &o, &n);
     if (n == 0) die("empty input");
+    if (o.router) router_init(m, n);
     struct llama_context *c = make_context(m, &o, o.ctx ? o.ctx : n + 8);
     int nv = llama_vocab_n_tokens(llama_model_get_vocab(m));
     FILE *out = open_out(o.out);
@@ -480,11 +580,13 @@ static int cmd_logits(int argc, char **argv) {
             b.logits[j] = 1;
         }
         b.n_tokens = k;
+        g_router.pos0 = i;
         if (llama_decode(c, b) != 0) die("llama_decode failed");
         for (int j = 0; j < k; j++) fwrite(llama_get_logits_ith(c, j), sizeof(float), (size_t)nv, out);
         llama_batch_free(b);
     }
     fclose(out);
+    if (o.router) router_write(o.router);
     printf("%d %d\n", n, nv);
     free(t);
     llama_free(c);
@@ -846,17 +948,17 @@ static int cmd_quant_batch(int argc, char **argv) {
 
 typedef struct im_stat {
     char name[128];
-    int64_t n_in;
-    float *sum2;
-    int64_t count;
+    int64_t n_in, n_mat; /* n_mat: 1, or the experts of a MUL_MAT_ID weight */
+    float *sum2;         /* [n_mat][n_in] */
+    int64_t *counts;     /* [n_mat] */
 } im_stat;
 
 typedef struct im_collector {
     im_stat *e;
     int n, cap;
     bool process_output;
-    float *buf;
-    size_t buf_n;
+    void *buf, *ids; /* host copies of src1 and the expert ids */
+    size_t buf_n, ids_n;
 } im_collector;
 
 /* llama-imatrix's filter_tensor_name: "CUDA0#blk.0.attn_k.weight#0" -> the middle */
@@ -871,47 +973,76 @@ static void im_weight_name(const char *name, char *out, size_t cap) {
     snprintf(out, cap, "%.*s", q ? (int)(q - p) : (int)strlen(p), p);
 }
 
+static im_stat *im_entry(im_collector *C, const char *w, int64_t n_in, int64_t n_mat) {
+    for (int i = 0; i < C->n; i++)
+        if (!strcmp(C->e[i].name, w)) {
+            if (C->e[i].n_in != n_in || C->e[i].n_mat != n_mat)
+                die("imatrix: %s seen as %lld x %lld and %lld x %lld", w, (long long)C->e[i].n_mat,
+                    (long long)C->e[i].n_in, (long long)n_mat, (long long)n_in);
+            return &C->e[i];
+        }
+    if (C->n == C->cap) C->e = realloc(C->e, (size_t)(C->cap = C->cap ? 2 * C->cap : 64) * sizeof *C->e);
+    im_stat *e = &C->e[C->n++];
+    snprintf(e->name, sizeof e->name, "%s", w);
+    e->n_in = n_in;
+    e->n_mat = n_mat;
+    e->sum2 = calloc((size_t)(n_in * n_mat), sizeof(float));
+    e->counts = calloc((size_t)n_mat, sizeof(int64_t));
+    return e;
+}
+
+/* src1 (and ids) on the host */
+static const char *im_host(const struct ggml_tensor *t, void **buf, size_t *cap) {
+    if (ggml_backend_buffer_is_host(t->buffer)) return t->data;
+    const size_t bytes = ggml_nbytes(t);
+    if (bytes > *cap) *buf = realloc(*buf, bytes), *cap = bytes;
+    ggml_backend_tensor_get(t, *buf, 0, bytes);
+    return *buf;
+}
+
+/* llama-imatrix's collect_imatrix: every MUL_MAT_ID (per expert: each
+ * routed row added to its expert's sums, slot by slot, token by token), and
+ * the MUL_MAT of blk.* weights (and output.weight on request) over at least
+ * 16 rows */
 static bool im_collect(struct ggml_tensor *t, bool ask, void *user) {
     im_collector *C = user;
     const struct ggml_tensor *src0 = t->src[0], *src1 = t->src[1];
-    if (t->op != GGML_OP_MUL_MAT) return ask ? false : true;
+    if (t->op != GGML_OP_MUL_MAT && t->op != GGML_OP_MUL_MAT_ID) return ask ? false : true;
     char w[128];
     im_weight_name(src0->name, w, sizeof w);
     if (ask) {
+        if (t->op == GGML_OP_MUL_MAT_ID) return true;
         if (src1->ne[1] < 16 || src1->type != GGML_TYPE_F32) return false;
         return !strncmp(w, "blk.", 4) || (C->process_output && !strcmp(w, "output.weight"));
     }
-    if (src0->ne[2] * src0->ne[3] != 1 || src1->nb[0] != sizeof(float)) die("imatrix: %s is not a 2-D product", w);
-    const size_t bytes = ggml_nbytes(src1);
-    const float *data;
-    if (ggml_backend_buffer_is_host(src1->buffer)) {
-        data = src1->data;
-    } else {
-        if (bytes / sizeof(float) > C->buf_n) C->buf = realloc(C->buf, bytes), C->buf_n = bytes / sizeof(float);
-        ggml_backend_tensor_get(src1, C->buf, 0, bytes);
-        data = C->buf;
+    if (src1->nb[0] != sizeof(float)) die("imatrix: %s: input rows are not f32", w);
+    const char *data = im_host(src1, &C->buf, &C->buf_n);
+    if (t->op == GGML_OP_MUL_MAT_ID) {
+        const struct ggml_tensor *ids = t->src[2];
+        const int64_t n_as = src0->ne[2], n_ids = ids->ne[0], n_tok = src1->ne[2];
+        if (ids->ne[1] != n_tok || ggml_nrows(src1) != src1->ne[1] * src1->ne[2]) die("imatrix: %s: shapes", w);
+        const char *id = im_host(ids, &C->ids, &C->ids_n);
+        im_stat *e = im_entry(C, w, src1->ne[0], n_as);
+        for (int64_t idx = 0; idx < n_ids; idx++)
+            for (int64_t row = 0; row < n_tok; row++) {
+                const int32_t ex = *(const int32_t *)(id + row * ids->nb[1] + idx * ids->nb[0]);
+                if (ex < 0 || ex >= n_as) die("imatrix: %s: expert %d", w, ex);
+                const float *x = (const float *)(data + (idx % src1->ne[1]) * src1->nb[1] + row * src1->nb[2]);
+                float *acc = e->sum2 + ex * e->n_in;
+                e->counts[ex]++;
+                for (int64_t j = 0; j < e->n_in; j++) acc[j] += x[j] * x[j];
+            }
+        return true;
     }
-    im_stat *e = NULL;
-    for (int i = 0; i < C->n && !e; i++)
-        if (!strcmp(C->e[i].name, w)) e = &C->e[i];
-    if (!e) {
-        if (C->n == C->cap) C->e = realloc(C->e, (size_t)(C->cap = C->cap ? 2 * C->cap : 64) * sizeof *C->e);
-        e = &C->e[C->n++];
-        snprintf(e->name, sizeof e->name, "%s", w);
-        e->n_in = src1->ne[0];
-        e->sum2 = calloc((size_t)e->n_in, sizeof(float));
-        e->count = 0;
-    }
-    if (e->n_in != src1->ne[0]) die("imatrix: %s seen with rows of %lld and %lld", w, (long long)e->n_in,
-                                    (long long)src1->ne[0]);
+    if (src0->ne[2] * src0->ne[3] != 1) die("imatrix: %s is not a 2-D product", w);
+    im_stat *e = im_entry(C, w, src1->ne[0], 1);
     for (int64_t i3 = 0; i3 < src1->ne[3]; i3++)
         for (int64_t i2 = 0; i2 < src1->ne[2]; i2++)
             for (int64_t r = 0; r < src1->ne[1]; r++) {
-                const float *x = (const float *)((const char *)data + r * src1->nb[1] + i2 * src1->nb[2] +
-                                                 i3 * src1->nb[3]);
+                const float *x = (const float *)(data + r * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3]);
                 for (int64_t j = 0; j < e->n_in; j++) e->sum2[j] += x[j] * x[j];
             }
-    e->count += ggml_nrows(src1);
+    e->counts[0] += ggml_nrows(src1);
     return true;
 }
 
@@ -922,8 +1053,9 @@ static void im_write(im_collector *C, const char *path, const char *dataset, int
     int64_t max_count = 0;
     size_t mem = 0;
     for (int i = 0; i < C->n; i++) {
-        if (C->e[i].count > max_count) max_count = C->e[i].count;
-        mem += 2 * ggml_tensor_overhead() + (size_t)(C->e[i].n_in + 1) * sizeof(float) + 64;
+        for (int64_t k = 0; k < C->e[i].n_mat; k++)
+            if (C->e[i].counts[k] > max_count) max_count = C->e[i].counts[k];
+        mem += 2 * ggml_tensor_overhead() + (size_t)((C->e[i].n_in + 1) * C->e[i].n_mat) * sizeof(float) + 64;
     }
     struct ggml_init_params ip = {mem + 1024, NULL, false};
     struct ggml_context *ctx = ggml_init(ip);
@@ -934,12 +1066,13 @@ static void im_write(im_collector *C, const char *path, const char *dataset, int
     gguf_set_val_u32(g, "imatrix.chunk_count", (uint32_t)(max_count / chunk_size));
     gguf_set_val_u32(g, "imatrix.chunk_size", (uint32_t)chunk_size);
     for (int i = 0; i < C->n; i++) {
-        struct ggml_tensor *s = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, C->e[i].n_in, 1);
-        struct ggml_tensor *c = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, 1);
-        ggml_format_name(s, "%s.in_sum2", C->e[i].name);
-        ggml_format_name(c, "%s.counts", C->e[i].name);
-        memcpy(s->data, C->e[i].sum2, (size_t)C->e[i].n_in * sizeof(float));
-        ((float *)c->data)[0] = (float)C->e[i].count;
+        const im_stat *e = &C->e[i];
+        struct ggml_tensor *s = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, e->n_in, e->n_mat);
+        struct ggml_tensor *c = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, e->n_mat);
+        ggml_format_name(s, "%s.in_sum2", e->name);
+        ggml_format_name(c, "%s.counts", e->name);
+        memcpy(s->data, e->sum2, (size_t)(e->n_in * e->n_mat) * sizeof(float));
+        for (int64_t k = 0; k < e->n_mat; k++) ((float *)c->data)[k] = (float)e->counts[k];
         gguf_add_tensor(g, s);
         gguf_add_tensor(g, c);
     }

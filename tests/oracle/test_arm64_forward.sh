@@ -3,7 +3,8 @@
 # llama.cpp's first undecidable step and teacher-forced logits, on the
 # real stories260K (each tier's CPU model) and on the random-weight qwen3 of
 # ladder_lib.sh quantized by llama.cpp to each type the issue names (on
-# "max": the i8mm tier, whose tiles and rows kernels prefill and decode).
+# "max": the i8mm tier, whose tiles and rows kernels prefill and decode),
+# and a small qwen3moe in f16, Q4_K_M and IQ2_XXS.
 # The test models are made by the x86 CLI; only the runs under comparison
 # are emulated.
 . "$(dirname "$0")/lib.sh"
@@ -39,5 +40,15 @@ Q6_K    0.2 2e-2
 IQ2_XXS 0.2 2e-2
 IQ4_NL  0.2 2e-2
 TQ1_0   0.2 2e-2
+EOF_LIST
+
+# a mixture of experts (test_forward_moe.sh's small qwen3moe, its rules):
+# the grouped expert products through the i8mm tiles and rows kernels
+ladder_model "qwen3moe small" --shape moe-small --untied --seed 11
+ROUTER_MARGIN=0.001 greedy_check "$LADDER_NAME F16" "$LADDER_M" f16 0.01 32 --prompt "Once upon a time"
+ROUTER_MARGIN=0.001 logits_check "$LADDER_NAME F16" "$LADDER_M" f16 0.01 1e-3 "$GREEDY_IDS"
+ladder_run <<'EOF_LIST'
+Q4_K_M  0.2 2e-2 2e-2
+IQ2_XXS 0.2 2e-2 2e-2
 EOF_LIST
 done_testing

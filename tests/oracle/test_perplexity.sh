@@ -10,8 +10,7 @@
 #     the Q4_0 model against the f32 base gives KL > 0 -- and the same mean
 #     KL, top-1 agreement and both perplexities as computed in Python from
 #     llama.cpp's own teacher-forced logits of both models, window by window.
-. "$(dirname "$0")/lib.sh"
-BIN=$PL_BIN
+. "$(dirname "$0")/ppl_lib.sh"
 S=$PL_SHARED/models/stories260K.gguf
 T=$PL_SRC/tests/oracle/data/eval_story.txt
 Q=$PL_TMP/q4_0.gguf
@@ -20,21 +19,7 @@ expect_rc 0 "$ORACLE" quantize "$S" "$Q" Q4_0 -t 1
 
 # 1. perplexity within 0.1% of llama.cpp's
 for model in "$S" "$Q"; do
-    for ctx in 128 256; do
-        expect_rc 0 "$ORACLE" perplexity "$model" --file "$T" --ctx "$ctx" -t 1 || continue
-        ref=$(cat "$PL_TMP/out")
-        expect_rc 0 "$BIN" perplexity --quiet --model "$model" --file "$T" --ctx "$ctx" --json || continue
-        /usr/bin/python3 - "$PL_TMP/out" "$ref" "$(basename "$model") ctx $ctx" <<'PY' || fail "$(basename "$model") ctx $ctx: perplexity differs from llama.cpp's"
-import json, sys
-ours = json.load(open(sys.argv[1]))
-ref, scored = sys.argv[2].split()
-rel = abs(ours["ppl"] / float(ref) - 1)
-print(f"{sys.argv[3]}: ours {ours['ppl']:.6f}, llama.cpp {float(ref):.6f}, relative {rel:.2e} over {ours['scored']} positions", file=sys.stderr)
-assert ours["scored"] == int(scored), (ours["scored"], scored)
-assert rel <= 1e-3, rel
-PY
-        ok
-    done
+    for ctx in 128 256; do ppl_check "$(basename "$model")" "$model" "$T" "$ctx" -t 1; done
 done
 
 # 2. KL divergence, exact layout: a model against itself

@@ -179,14 +179,17 @@ static void observer(void *user, pl_compute *c, const pl_weight *w, const float 
     (void)n_used;
 }
 
+/* Token counts of a case: a decode, small batches (tiles with leftovers)
+ * and a pass larger than the tile and row blocks. */
+static const int64_t toks_few[] = {1, 7, 33, 0}, toks_all[] = {1, 2, 17, MAX_TOK, 0};
+
 static void test_ffn_case(uint32_t tg, uint32_t tu, uint32_t td, int64_t n_expert, int64_t n_used, int64_t n_ff,
-                          bool skewed, bool observe) {
+                          bool skewed, bool observe, const int64_t *toks) {
     pl_weight gate = make_experts("gate_exps", tg, N_EMBD, n_ff, n_expert);
     pl_weight up = make_experts("up_exps", tu, N_EMBD, n_ff, n_expert);
     pl_weight down = make_experts("down_exps", td, n_ff, N_EMBD, n_expert);
     const pl_moe_ffn_weights e = {&gate, &up, &down};
-    const int64_t toks[] = {1, 2, 7, 17, MAX_TOK};
-    for (size_t ti = 0; ti < sizeof toks / sizeof toks[0]; ti++) {
+    for (size_t ti = 0; toks[ti]; ti++) {
         const int64_t n_tok = toks[ti];
         float *x = rnd(n_tok * N_EMBD, -2, 2), *w = rnd(n_tok * n_used, 0, 0);
         int32_t *ids = malloc((size_t)(n_tok * n_used) * sizeof *ids);
@@ -227,21 +230,30 @@ static void test_ffn_case(uint32_t tg, uint32_t tu, uint32_t td, int64_t n_exper
 }
 
 static void test_ffn(void) {
-    /* every type the CPU multiplies with, experts as the 30B-A3B model
-     * has them (128, 8 used) and few (8, 2 used) */
+    /* every type the CPU multiplies with (under emulation, PL_TEST_EMULATED,
+     * one of each kernel family: the per-type kernels themselves are
+     * test_ops' and test_quant_kernels' on every tier; what is moe_ffn's own
+     * -- grouping, tiles over gathered rows, the per-block sum -- does not
+     * depend on the type), experts as the 30B-A3B model has them (128, 8
+     * used) and few (8, 2 used) */
+    const bool emulated = getenv("PL_TEST_EMULATED") != NULL;
+    const uint32_t family[] = {PL_TYPE_F16, PL_TYPE_Q8_0, PL_TYPE_Q4_K, PL_TYPE_Q6_K, PL_TYPE_IQ2_XXS, PL_TYPE_IQ4_NL};
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
         if (!pl_cpu_supports(PL_OP_MOE_FFN, t) || (N_EMBD % pl_type_get(t)->block) || (256 % pl_type_get(t)->block))
             continue;
-        test_ffn_case(t, t, t, 8, 2, 256, false, false);
+        bool in_family = false;
+        for (size_t i = 0; i < sizeof family / sizeof family[0]; i++) in_family = in_family || family[i] == t;
+        if (emulated && !in_family) continue;
+        test_ffn_case(t, t, t, 8, 2, 256, false, false, toks_few);
     }
     const uint32_t q4k = PL_TYPE_Q4_K, q6k = PL_TYPE_Q6_K;
     /* llama.cpp's Q4_K_M gives ffn_down_exps q6_K in some layers */
-    test_ffn_case(q4k, q4k, q6k, 128, 8, 512, false, true);
-    test_ffn_case(q4k, q4k, q6k, 16, 8, 256, true, true);
+    test_ffn_case(q4k, q4k, q6k, 128, 8, 256, false, true, toks_few);
+    test_ffn_case(q4k, q4k, q6k, 16, 8, 256, true, true, toks_all);
     /* gate and up of different vec_dot types (two conversions of x) */
-    test_ffn_case(PL_TYPE_Q8_0, PL_TYPE_Q4_K, PL_TYPE_F16, 16, 4, 256, true, false);
-    test_ffn_case(PL_TYPE_F32, PL_TYPE_F16, PL_TYPE_Q2_K, 8, 1, 256, false, true);
-    test_ffn_case(PL_TYPE_IQ2_XXS, PL_TYPE_IQ2_XXS, PL_TYPE_Q3_K, 60, 4, 512, true, false);
+    test_ffn_case(PL_TYPE_Q8_0, PL_TYPE_Q4_K, PL_TYPE_F16, 16, 4, 256, true, false, toks_all);
+    test_ffn_case(PL_TYPE_F32, PL_TYPE_F16, PL_TYPE_Q2_K, 8, 1, 256, false, true, toks_few);
+    test_ffn_case(PL_TYPE_IQ2_XXS, PL_TYPE_IQ2_XXS, PL_TYPE_Q3_K, 60, 4, 512, true, false, toks_few);
 }
 
 static void test_route(void) {

@@ -39,6 +39,8 @@ static int write_model(const tdef *t, int n, uint32_t n_expert, const char *extr
     pocketllm_gguf_writer_set_u32(w, "llama.attention.head_count", 2);
     pocketllm_gguf_writer_set_u32(w, "llama.attention.head_count_kv", 1);
     if (n_expert) pocketllm_gguf_writer_set_u32(w, "llama.expert_count", n_expert);
+    /* llama.cpp refuses an expert count without a used count, as we do */
+    if (n_expert) pocketllm_gguf_writer_set_u32(w, "llama.expert_used_count", 1);
     if (extra && !strcmp(extra, "split")) pocketllm_gguf_writer_set_u32(w, "split.count", 2);
     for (int i = 0; i < n; i++) pocketllm_gguf_writer_add_tensor(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne, t[i].data);
     pocketllm_status st = pocketllm_gguf_writer_write(w, in_path);
