@@ -914,11 +914,39 @@ POCKETLLM_API pocketllm_status pocketllm_imatrix(pocketllm_model *model, const c
  * the budget), the note saying which -- not an error.  The evaluation runs
  * on the device too; the source's (the log-probabilities and importance
  * matrix every rung is scored against) runs on the CPU when the device
- * cannot hold the source. */
+ * cannot hold the source.
+ *
+ * (ABI 2.4) The source may be quantized already: every rung is then
+ * requantized from it (decoded and encoded again, as llama-quantize
+ * --allow-requantize does; it loses what the source lost and its own), a
+ * rung larger than the source is not made, and a quantized source that
+ * fits the budget is the answer as it is (chosen = 0, copied to out_path).
+ * The quality reference -- the
+ * log-probabilities every rung is scored against, and the importance
+ * matrix collected with them -- is the source when its need fits
+ * machine_memory (0: this host's physical memory), else the first rung
+ * whose need does: result.reference names its row, and rows above it are
+ * not scored.  Rungs are made one at a time in work_dir and removed unless
+ * chosen: the disk holds the source and at most two rungs; a rung that the
+ * work folder has no room for is refused before it is written.
+ *
+ * With plan, no rung is made for the decision: each rung's file is
+ * computed from the quantization plan (the bytes pocketllm_quantize would
+ * write: its header and every tensor at its planned type; an IQ recipe
+ * planned as made with an importance matrix when none is given, that
+ * matrix's few metadata bytes not counted) and its heap is the source's,
+ * measured (model, session of n_ctx positions, one token: the session's
+ * sizes do not depend on the weights' types); every rung is computed and
+ * rows say computed = 1.  With plan_layers the source's layers are
+ * repeated to that depth (they must be alike): a file cut to a few layers
+ * answers for the whole model, the KV cache and tensor table of the added
+ * layers computed.  An evaluation text then still makes each rung, of the
+ * source as it is (the cut file), to score it; the reference is chosen by
+ * the computed needs. */
 typedef struct pocketllm_fit_row {
     const char *recipe;     /* "Q4_K_M", ...; "source" for the unquantized row */
     const char *rung;       /* "Q4", "Q3", "Q2", "IQ2", "IQ1", "ternary"; "-" for the source */
-    int measured;           /* 0: skipped (see note) */
+    int measured;           /* 0: skipped (see note); 1: it has its numbers (computed says how) */
     uint64_t file_bytes;
     uint64_t weights_bytes; /* the file mapping the weights are used from (on a device: the
                              * device bytes of the uploaded weights) */
@@ -936,6 +964,8 @@ typedef struct pocketllm_fit_row {
     uint64_t budget;        /* the budget the row was held to (on a device: --memory at most
                              * what the device offers, else the device's) */
     uint64_t vision_bytes;  /* with an mmproj: the tower's share, already in total_bytes */
+    int computed;           /* (ABI 2.4) the bytes are computed (plan), not measured */
+    int reference;          /* (ABI 2.4) this row is the one every score is against */
 } pocketllm_fit_row;
 
 typedef struct pocketllm_fit_params {
@@ -962,10 +992,15 @@ typedef struct pocketllm_fit_params {
                              * are in the file, and the activations of the largest image
                              * image_max_tokens and the context allow), or NULL */
     uint32_t image_max_tokens; /* merged tokens of the largest image; 0 = 4096 (the default) */
+    /* (ABI 2.4) */
+    int plan;               /* compute every rung instead of making it (see above) */
+    uint32_t plan_layers;   /* with plan: compute the model at this many layers (its layers
+                             * repeated); 0 = the source's own */
+    uint64_t machine_memory; /* what the quality reference must fit in; 0 = this host's memory */
 } pocketllm_fit_params;
 
 typedef struct pocketllm_fit_result {
-    int chosen;             /* index of the chosen rung, -1 when none fits */
+    int chosen;             /* index of the chosen rung (0: a quantized source as it is), -1 when none fits */
     const char *recipe;     /* its recipe, or NULL */
     uint32_t n_ctx;         /* positions the sessions were measured with */
     uint32_t n_rows;        /* rows in rows[]: the source, then each rung walked */
@@ -977,6 +1012,12 @@ typedef struct pocketllm_fit_result {
      * largest image would mean running it); their sum is every row's vision_bytes */
     uint64_t vision_weights_bytes, vision_image_bytes;
     uint32_t vision_tokens, vision_square_side;
+    /* (ABI 2.4) */
+    int reference;          /* the row every score is against (0: the source), -1 when none */
+    uint64_t machine_memory; /* the memory the reference had to fit in */
+    uint32_t n_layer;       /* the source's layers */
+    uint32_t plan_layers;   /* with plan: the layers the rows were computed for */
+    int source_quantized;   /* the source was quantized: the rungs are requantized from it */
 } pocketllm_fit_result;
 
 POCKETLLM_API pocketllm_fit_params pocketllm_fit_default_params(void);
@@ -984,8 +1025,9 @@ POCKETLLM_API pocketllm_fit_params pocketllm_fit_default_params(void);
 POCKETLLM_API const char *pocketllm_fit_rung_recipe(uint32_t i, const char **rung);
 /* Walk the ladder.  A model that fits at no rung is not an error: chosen is
  * -1 (and nothing is written).  Refused: a budget below 1 MiB or above
- * 1 PiB, a source that is already quantized, a device that cannot be
- * opened. */
+ * 1 PiB, a device that cannot be opened, plan with a device or an
+ * out_path, plan_layers without plan or with layers that are not alike, a
+ * work folder without room for a rung. */
 POCKETLLM_API pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_params *params,
                                              pocketllm_fit_result *out);
 

@@ -2,9 +2,10 @@
  * cmd_fit.c -- `pocketllm fit`: the project's answer to "it does not fit".
  * Walks the width ladder from the source checkpoint, measures each rung's
  * memory at the wanted context and (with an evaluation text) its KL
- * divergence from the source, and writes the best rung that fits.  Never
- * offloads, never splits.  With --device the rungs are measured on that
- * device, against its memory.
+ * divergence from the quality reference, and writes the best rung that
+ * fits.  Never offloads, never splits.  With --device the rungs are
+ * measured on that device, against its memory; with --plan they are
+ * computed, not made (a model too large to quantize here several times).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,23 +19,42 @@
 const char cmd_fit_usage[] =
     "usage: pocketllm fit --model M --memory SIZE [--ctx N] [--eval TEXT [--eval-ctx N] [--eval-chunks N]]\n"
     "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv f16|f32]\n"
-    "                     [--mmproj F [--image-max-tokens N]] [--json] [--quiet]\n"
+    "                     [--machine-memory SIZE] [--mmproj F [--image-max-tokens N]] [--json] [--quiet]\n"
+    "       pocketllm fit --model M --memory SIZE --plan [--layers N] [options as above, no --out]\n"
     "       pocketllm fit --model M --device D [--device-memory S] [--memory SIZE] [options as above]\n\n"
     "Fit a model to a device by going down the width ladder -- never by offloading or splitting.\n"
-    "The source (f32/f16/bf16) is quantized to each rung in turn, best first:\n"
+    "The source is quantized to each rung in turn, best first:\n"
     "  Q4: Q4_K_M   Q3: Q3_K_M   Q2: Q2_K   IQ2: IQ2_XS, IQ2_XXS   IQ1: IQ1_M, IQ1_S   ternary: TQ1_0\n"
     "and each rung's memory is measured, not estimated: the file is opened with a session of --ctx\n"
     "positions and one token is run; the need is the file's mapping (the weights are used in\n"
     "place) plus the heap the engine allocated (tokenizer, KV cache, scratch).  The first rung that\n"
     "fits --memory is chosen and written to --out; without --all the walk stops there.  With\n"
-    "--eval each rung is also scored against the source on the text, as 'pocketllm perplexity\n"
-    "--kl-base' does: mean and 99th-percentile KL divergence, top-1 agreement, perplexity.\n"
-    "The IQ rungs need an importance matrix: --imatrix, or one collected from the --eval text\n"
-    "(as 'pocketllm imatrix'); without either they are skipped.  Rows of a width that is not a\n"
+    "--eval each rung is also scored on the text against the quality reference, as 'pocketllm\n"
+    "perplexity --kl-base' does: mean and 99th-percentile KL divergence, top-1 agreement,\n"
+    "perplexity.  The reference is the source when its need fits this machine's memory\n"
+    "(--machine-memory, default: all of it), else the best rung that does; the table names it,\n"
+    "and rows above it are not scored.  The IQ rungs need an importance matrix: --imatrix, or one\n"
+    "collected from the --eval text on the reference (as 'pocketllm imatrix'); without either\n"
+    "they are skipped.  Rows of a width that is not a\n"
     "multiple of 256 cannot hold the K/IQ blocks: llama.cpp's recipes then fall back to other\n"
     "types (q5_0, iq4_nl, q8_0, ...), so several rungs can give the same file -- the table says\n"
     "which (\"= RUNG\") and lists every rung's tensor types.  When no rung fits, fit says so and\n"
     "exits 1.\n\n"
+    "The source may be f32, f16, bf16 or already quantized (a downloaded Q8_0 or Q4_K_M): the rungs\n"
+    "are then requantized from it, as llama-quantize --allow-requantize does -- each loses what the\n"
+    "source lost and then its own -- and a rung larger than the source is not made; a quantized\n"
+    "source that fits is the answer as it is (copied to --out).  Rungs are made one at a time and\n"
+    "removed unless chosen: the disk holds the source and at most two rungs; a rung the work\n"
+    "folder has no room for is refused before it is written.\n\n"
+    "--plan makes no rung to decide: each rung's file is computed from its quantization plan (the\n"
+    "bytes 'pocketllm quantize' would write, to the byte: header and every tensor at its planned\n"
+    "type; an IQ recipe without --imatrix planned as made with one, the matrix's few metadata\n"
+    "bytes not counted) and its heap is the source's, measured (the session's sizes do not\n"
+    "depend on the weights' types).  Every rung is computed; the rows say 'computed'.  --layers N\n"
+    "computes the same model at N layers, its layers repeated: a file cut to a few layers of a\n"
+    "model (pocketllm synth --n-layer) answers for the whole model, the KV cache and tensor table\n"
+    "of the added layers computed.  With --eval each rung of the file as it is (the cut) is still\n"
+    "made and scored, against the reference chosen by the computed needs.\n\n"
     "With --device (vulkan, vulkan:N) the device is what must hold the model: the source and\n"
     "every rung are opened there (with --device-memory as the cap, as 'pocketllm run' would open\n"
     "them), and the need is what the device holds after the model, its session of --ctx\n"
@@ -46,7 +66,7 @@ const char cmd_fit_usage[] =
     "shown as '> BUDGET'.  The --eval scoring runs on the device too; the source's pass runs on\n"
     "the CPU when the device cannot hold the source.  The rung written then loads with the same\n"
     "--device and --device-memory.\n\n"
-    "  --model M, -m M   the source checkpoint (f32, f16 or bf16)\n"
+    "  --model M, -m M   the source checkpoint (f32, f16, bf16, or quantized)\n"
     "  --memory SIZE     the budget: bytes, or 512M, 1.5G, 8GiB ... (1 MiB .. 1 PiB); needed\n"
     "                    unless --device gives one\n"
     "  --ctx N, -c N     positions the KV cache must hold (default: the model's training context,\n"
@@ -63,8 +83,11 @@ const char cmd_fit_usage[] =
     "  --image-max-tokens N  the largest image's merged tokens (8..16384)\n"
     "  --out F, -o F     write the chosen rung here\n"
     "  --all             walk every rung, also below the chosen one (the whole table)\n"
-    "  --work-dir D      where the rungs are made (default: --out's folder, else $TMPDIR); each\n"
-    "                    rung needs room for one quantized file\n"
+    "  --plan            compute every rung's need instead of making it (see above); no --out\n"
+    "  --layers N        with --plan: compute the model at N layers (1..512), its layers repeated\n"
+    "  --machine-memory SIZE  the memory the quality reference must fit (default: this host's)\n"
+    "  --work-dir D      where the rungs are made (default: --out's folder, else $TMPDIR); it\n"
+    "                    needs room for two rungs (the chosen one and the one being made)\n"
     "  -t N              threads (default: the physical cores)\n"
     "  --kv f16|f32      KV cache type (default f16)\n"
     CLI_DEVICE_HELP
@@ -91,12 +114,14 @@ static void on_row(void *user, const pocketllm_fit_row *r) {
     if (!F->header_done) {
         printf("%-8s %-8s %11s %11s ", "rung", "recipe", F->device ? "weights" : "file", F->device ? "session" : "heap");
         if (F->vision) printf("%11s ", "tower");
-        printf("%11s %-4s %s%s\n", "needs", "fits", F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "", "types");
+        printf("%11s %-4s %-8s %s%s\n", "needs", "fits", "by", F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "",
+               "types");
         F->header_done = true;
     }
     if (!r->measured) {
-        printf("%-8s %-8s %11s %11s %s%11s %-4s %s%s\n", r->rung, r->recipe, "-", "-", F->vision ? "          - " : "",
-               "-", "no", F->eval ? "         -          -      -      -   " : "", r->note ? r->note : "");
+        printf("%-8s %-8s %11s %11s %s%11s %-4s %-8s %s%s%s%s\n", r->rung, r->recipe, "-", "-",
+               F->vision ? "          - " : "", "-", "no", "-", F->eval ? "         -          -      -      -   " : "",
+               r->types, r->types[0] && r->note ? "  " : "", r->note ? r->note : "");
         fflush(stdout);
         return;
     }
@@ -113,7 +138,10 @@ static void on_row(void *user, const pocketllm_fit_row *r) {
         if (F->vision) printf("%11s ", cli_fmt_bytes(r->vision_bytes, a, sizeof a));
         printf("%11s %-4s ", cli_fmt_bytes(r->total_bytes, c, sizeof c), r->fits ? "yes" : "no");
     }
-    if (F->eval && r->evaluated) printf("%10.6f %10.6f %5.1f%% %7.3f   ", r->kl_mean, r->kl_p99, 100 * r->top1, r->ppl);
+    printf("%-8s ", r->computed ? "computed" : "measured");
+    if (F->eval && r->evaluated && r->reference) printf("%-10s %10s %6s %7.3f   ", " reference", "-", "-", r->ppl);
+    else if (F->eval && r->evaluated)
+        printf("%10.6f %10.6f %5.1f%% %7.3f   ", r->kl_mean, r->kl_p99, 100 * r->top1, r->ppl);
     else if (F->eval) printf("         -          -      -      -   ");
     if (r->same_as) printf("= %s  ", r->same_as);
     printf("%s%s%s\n", r->types, r->note ? "  " : "", r->note ? r->note : "");
@@ -146,7 +174,11 @@ static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_
                "\"square_side\": %u}, ",
                (unsigned long long)res->vision_weights_bytes, (unsigned long long)res->vision_image_bytes,
                res->vision_tokens, res->vision_square_side);
-    printf("\"chosen\": ");
+    printf("\"machine_memory\": %llu, \"layers\": %u, \"plan_layers\": %u, \"source_quantized\": %s, \"reference\": ",
+           (unsigned long long)res->machine_memory, res->n_layer, res->plan_layers,
+           res->source_quantized ? "true" : "false");
+    json_str(res->reference >= 0 ? res->rows[res->reference].recipe : NULL);
+    printf(", \"chosen\": ");
     json_str(res->recipe);
     printf(", \"rows\": [");
     for (uint32_t i = 0; i < res->n_rows; i++) {
@@ -155,9 +187,11 @@ static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_
         json_str(r->recipe);
         printf(", \"rung\": ");
         json_str(r->rung);
-        printf(", \"measured\": %s, \"file_bytes\": %llu, \"weights_bytes\": %llu, \"heap_bytes\": %llu, "
+        printf(", \"measured\": %s, \"computed\": %s, \"reference\": %s, \"file_bytes\": %llu, "
+               "\"weights_bytes\": %llu, \"heap_bytes\": %llu, "
                "\"session_bytes\": %llu, \"total_bytes\": %llu, \"fits\": %s",
-               r->measured ? "true" : "false", (unsigned long long)r->file_bytes, (unsigned long long)r->weights_bytes,
+               r->measured ? "true" : "false", r->computed ? "true" : "false", r->reference ? "true" : "false",
+               (unsigned long long)r->file_bytes, (unsigned long long)r->weights_bytes,
                (unsigned long long)r->heap_bytes, (unsigned long long)r->session_bytes,
                (unsigned long long)r->total_bytes, r->fits ? "true" : "false");
         if (res->vision_weights_bytes) printf(", \"vision_bytes\": %llu", (unsigned long long)r->vision_bytes);
@@ -175,6 +209,43 @@ static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_
     printf("]}\n");
 }
 
+/* What the table's numbers are and what its scores are against, in a few
+ * lines under it. */
+static void explain(const pocketllm_fit_result *res, const char *model, bool eval) {
+    char a[32], b[32];
+    if (res->source_quantized)
+        printf("fit: the source is already quantized: every rung is requantized from it (as llama-quantize "
+               "--allow-requantize does: it loses what the source lost, then its own)\n");
+    if (res->plan_layers)
+        printf("fit: computed, no rung made to decide: each rung's file from its quantization plan (the bytes "
+               "'pocketllm quantize' writes), its heap measured on %s at %u layer%s%s\n",
+               model, res->n_layer, res->n_layer == 1 ? "" : "s",
+               res->plan_layers != res->n_layer ? ", plus the KV cache and tensor table of the added layers" : "");
+    if (res->plan_layers && res->plan_layers != res->n_layer)
+        printf("fit: the needs are for %u layers (%s's layers repeated)%s\n", res->plan_layers, model,
+               eval ? "; the quality is measured on the file itself, at its own layers" : "");
+    if (!eval) return;
+    if (res->reference < 0) {
+        bool too_big = false; /* a row left unscored for the machine, not for the budget */
+        for (uint32_t i = 0; i < res->n_rows; i++) {
+            const pocketllm_fit_row *r = &res->rows[i];
+            too_big |= r->measured && !r->evaluated && r->total_bytes - r->vision_bytes > res->machine_memory;
+        }
+        if (too_big)
+            printf("fit: nothing was scored: neither the source nor a rung walked fits this machine's %s "
+                   "(--machine-memory)\n", cli_fmt_bytes(res->machine_memory, a, sizeof a));
+        return;
+    }
+    const pocketllm_fit_row *r = &res->rows[res->reference];
+    if (res->reference == 0)
+        printf("fit: quality (KL divergence, top-1 agreement) is against the source\n");
+    else
+        printf("fit: quality (KL divergence, top-1 agreement) is against %s, the best rung that fits this machine's "
+               "%s (the source needs %s%s); the importance matrix was collected on it\n",
+               r->recipe, cli_fmt_bytes(res->machine_memory, a, sizeof a),
+               cli_fmt_bytes(res->rows[0].total_bytes, b, sizeof b), res->rows[0].computed ? ", computed" : "");
+}
+
 /* Say why no rung fits (exit 1). */
 static int no_fit(const fit_cli *F, const pocketllm_fit_result *res) {
     const char *cmd = "fit";
@@ -190,9 +261,9 @@ static int no_fit(const fit_cli *F, const pocketllm_fit_result *res) {
     }
     cli_fmt_bytes(F->budget, b, sizeof b);
     if (least)
-        return cli_error(cmd, "does not fit: the smallest rung, %s, needs %s; the budget is %s (PocketLLM "
+        return cli_error(cmd, "does not fit: the smallest rung, %s, needs %s%s; the budget is %s (PocketLLM "
                          "quantizes, it never offloads or splits)", least->recipe,
-                         cli_fmt_bytes(least->total_bytes, a, sizeof a), b);
+                         cli_fmt_bytes(least->total_bytes, a, sizeof a), least->computed ? " (computed)" : "", b);
     if (any_refused)
         return cli_error(cmd, "does not fit: the device refused every rung tried (each needs more than the budget "
                          "of %s; PocketLLM quantizes, it never offloads or splits)", b);
@@ -263,6 +334,16 @@ int cmd_fit(int argc, char **argv) {
             if (err) return cli_usage(cmd, "--image-max-tokens %s", err);
             if (!cli_parse_i64(v, 8, 1 << 14, &n)) return cli_usage(cmd, "--image-max-tokens wants 8..16384, not '%s'", v);
             p.image_max_tokens = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--layers", &v, &err)) {
+            if (err) return cli_usage(cmd, "--layers %s", err);
+            if (!cli_parse_i64(v, 1, 512, &n)) return cli_usage(cmd, "--layers wants 1..512 layers, not '%s'", v);
+            p.plan_layers = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--machine-memory", &v, &err)) {
+            if (err) return cli_usage(cmd, "--machine-memory %s", err);
+            if (!cli_parse_size(v, &p.machine_memory) || p.machine_memory < (1ull << 20) || p.machine_memory > (1ull << 50))
+                return cli_usage(cmd, "--machine-memory wants a size from 1 MiB to 1 PiB (e.g. 24G), not '%s'", v);
+        } else if (!strcmp(argv[i], "--plan")) {
+            p.plan = 1;
         } else if (!strcmp(argv[i], "--all")) {
             p.all = 1;
         } else if (!strcmp(argv[i], "--json")) {
@@ -287,6 +368,11 @@ int cmd_fit(int argc, char **argv) {
     if (!have_memory && !F.device) return cli_usage(cmd, "needs --memory SIZE (or --device D)");
     if ((p.eval_ctx || p.eval_chunks) && !eval) return cli_usage(cmd, "--eval-ctx and --eval-chunks go with --eval");
     if (p.image_max_tokens && !p.mmproj) return cli_usage(cmd, "--image-max-tokens goes with --mmproj");
+    if (p.plan_layers && !p.plan) return cli_usage(cmd, "--layers goes with --plan");
+    if (p.plan && p.out_path) return cli_usage(cmd, "--plan writes no rung: leave out --out (without --plan fit makes "
+                                                     "and writes it)");
+    if (p.plan && F.device) return cli_usage(cmd, "--plan computes the host's need: with --device fit measures each "
+                                                  "rung on the device (leave out --plan)");
 
     char *text = NULL;
     size_t len = 0;
@@ -313,15 +399,20 @@ int cmd_fit(int argc, char **argv) {
                cli_fmt_bytes(res.vision_image_bytes, b, sizeof b), res.vision_tokens, res.vision_square_side,
                res.vision_square_side);
     }
+    if (!F.json) explain(&res, model, F.eval);
     if (res.chosen < 0) return no_fit(&F, &res);
     const pocketllm_fit_row *c = &res.rows[res.chosen];
-    if (!F.json) {
-        printf("fit: %s (%s) needs %s of %s at %u positions%s%s\n", c->recipe, c->rung,
+    if (!F.json && res.chosen == 0) {
+        printf("fit: the source fits as it is (it is quantized already): it needs %s of %s at %u positions%s%s%s\n",
                cli_fmt_bytes(c->total_bytes, a, sizeof a), cli_fmt_bytes(F.budget, b, sizeof b), res.n_ctx,
-               p.out_path ? "; written to " : "", p.out_path ? p.out_path : "");
+               c->computed ? " (computed)" : "", p.out_path ? "; copied to " : "", p.out_path ? p.out_path : "");
+    } else if (!F.json) {
+        printf("fit: %s (%s) needs %s of %s at %u positions%s%s%s\n", c->recipe, c->rung,
+               cli_fmt_bytes(c->total_bytes, a, sizeof a), cli_fmt_bytes(F.budget, b, sizeof b), res.n_ctx,
+               c->computed ? " (computed)" : "", p.out_path ? "; written to " : "", p.out_path ? p.out_path : "");
         if (res.rows[0].fits)
-            printf("fit: (the unquantized source fits too: it needs %s)\n",
-                   cli_fmt_bytes(res.rows[0].total_bytes, a, sizeof a));
+            printf("fit: (the source fits too, as it is: it needs %s%s)\n",
+                   cli_fmt_bytes(res.rows[0].total_bytes, a, sizeof a), res.rows[0].computed ? ", computed" : "");
     }
     return CLI_OK;
 }

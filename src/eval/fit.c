@@ -1,27 +1,30 @@
 /*
  * fit.c -- the width ladder walked for one device: quantize the source to
  * each rung (best first), measure what the engine allocates to run it at
- * the wanted context, measure how far it strays from the source (KL
- * divergence, top-1 agreement) on an evaluation text, and keep the first
- * rung that fits the budget.  Nothing is offloaded or split: when the last
- * rung does not fit, the answer is that the model does not fit.  On a
- * device (Vulkan) the rungs are opened there and what the device holds is
- * what counts; a rung the device refuses is one that does not fit.  With
- * an mmproj the vision tower's need (fit_vision.c) is added to every row,
- * the same for all: the tower is counted as its file is, not quantized.
+ * the wanted context (fit_measure.c), score how far it strays from the
+ * quality reference on an evaluation text, and keep the first rung that
+ * fits the budget.  Nothing is offloaded or split: when the last rung does
+ * not fit, the answer is that the model does not fit.  On a device
+ * (Vulkan) the rungs are opened there and what the device holds is what
+ * counts.  With an mmproj the vision tower's need (fit_vision.c) is added
+ * to every row, the same for all.
+ *
+ * For a model too large to handle whole on the machine at hand (a 30B
+ * mixture of experts: 61 GB at f16), three things change nothing of that
+ * principle: the source may be quantized already (its rungs requantized);
+ * the reference is the source only when it fits the machine's memory, else
+ * the best rung that does; and --plan computes each rung's need from its
+ * quantization plan (fit_plan.c) without writing it -- for the source's
+ * depth or, from a file cut to a few layers, for the whole model -- every
+ * such number marked computed.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "backend/device.h"
 #include "base/error.h"
-#include "base/heap.h"
-#include "eval/eval.h"
+#include "eval/fit_run.h"
 #include "eval/fit_vision.h"
 #include "model/model.h"
 #include "quant/types.h"
@@ -59,25 +62,7 @@ pocketllm_fit_params pocketllm_fit_default_params(void) {
     return p;
 }
 
-typedef struct fit_run {
-    const pocketllm_fit_params *p;
-    char dir[4096];        /* the work folder, made for this run */
-    char imatrix[4200];    /* the importance matrix in use ("" = none) */
-    char base[4200];       /* the source's saved log-probabilities */
-    /* what the quantizer reports of the rung being made */
-    char last_name[128];
-    uint64_t type_hash;
-    uint32_t type_count[64];
-    int last_tenth;
-    const char *recipe;
-    uint32_t n_ctx;        /* positions the measured sessions hold (0 until one was made) */
-    uint64_t budget;       /* the memory a rung may need */
-    bool on_device;        /* p->device names a device: measure what it holds */
-    uint64_t vision;       /* the tower's share of every row (0: no mmproj) */
-} fit_run;
-
-static void say(fit_run *F, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(fit_run *F, const char *fmt, ...) {
+void pl_fit_say(pl_fit_run *F, const char *fmt, ...) {
     if (!F->p->progress) return;
     char line[512];
     va_list ap;
@@ -88,327 +73,89 @@ static void say(fit_run *F, const char *fmt, ...) {
 }
 
 static void quant_progress(void *user, const pocketllm_quantize_progress *q) {
-    fit_run *F = user;
-    if (q->name && strcmp(q->name, F->last_name) != 0) {
-        /* a new tensor: its type joins the file's fingerprint */
-        snprintf(F->last_name, sizeof F->last_name, "%s", q->name);
-        for (const char *c = q->name; *c; c++) F->type_hash = (F->type_hash ^ (uint8_t)*c) * 1099511628211ull;
-        F->type_hash = (F->type_hash ^ (q->to_type + 0x100u)) * 1099511628211ull;
-        if (q->to_type < 64) F->type_count[q->to_type]++;
-    }
+    pl_fit_run *F = user;
     const int tenth = q->bytes_total ? (int)(q->bytes_done * 10 / q->bytes_total) : 10;
     if (tenth > F->last_tenth) {
         F->last_tenth = tenth;
-        say(F, "quantizing to %s: %d%%", F->recipe, tenth * 10);
+        pl_fit_say(F, "quantizing to %s: %d%%", F->recipe, tenth * 10);
     }
 }
 
-static void types_string(const fit_run *F, char *out, size_t cap) {
+static void types_string(const uint32_t count[64], char *out, size_t cap) {
     size_t n = 0;
     out[0] = 0;
     for (uint32_t t = 0; t < 64; t++) {
-        if (!F->type_count[t]) continue;
+        if (!count[t]) continue;
         const char *name = pocketllm_type_name(t);
-        int k = snprintf(out + n, cap - n, "%s%s:%u", n ? " " : "", name ? name : "?", F->type_count[t]);
+        int k = snprintf(out + n, cap - n, "%s%s:%u", n ? " " : "", name ? name : "?", count[t]);
         if (k < 0 || (size_t)k >= cap - n) break;
         n += (size_t)k;
     }
 }
 
-/* A session of the fit's context on m with one token evaluated: what a
- * rung allocates to run.  A refusal to make the session
- * (POCKETLLM_ERR_NO_MEMORY) is returned with m open, for the caller to
- * count as not fitting; on any other failure m is closed. */
-static pocketllm_status session_one_token(fit_run *F, pocketllm_model *m, pocketllm_session **s) {
-    const pocketllm_fit_params *p = F->p;
-    pocketllm_session_params sp = pocketllm_session_default_params();
-    sp.n_ctx = p->n_ctx;
-    sp.kv_type = p->kv_type;
-    sp.n_threads = p->n_threads;
-    *s = NULL;
-    pocketllm_status st = pocketllm_session_new(m, &sp, s);
-    if (st == POCKETLLM_ERR_NO_MEMORY) return st;
-    int32_t tok = pocketllm_token_bos(m);
-    if (tok < 0) tok = 0;
-    if (!st) st = pocketllm_session_eval(*s, &tok, 1, 0);
-    if (st) {
-        pocketllm_session_free(*s);
-        *s = NULL;
-        pocketllm_model_close(m);
-    }
-    return st;
+/* Whether the row could serve as the quality reference: a run of its text
+ * model on this machine's CPU fits the machine's memory (on a device, the
+ * host's fallback: the file and the session). */
+static bool fits_machine(const pl_fit_run *F, const pocketllm_fit_row *r) {
+    if (!r->measured) return false;
+    const uint64_t need = F->on_device ? r->file_bytes + r->session_bytes : r->total_bytes - r->vision_bytes;
+    return need && need <= F->machine;
 }
 
-/* Open the file, make a session of n_ctx positions and run one token
- * through it; the heap that took (tokenizer, KV cache, scratch, logits)
- * plus the mapping the weights are read from is what the file needs.  The
- * model stays open in *out for the evaluation. */
-static pocketllm_status measure(fit_run *F, const char *path, pocketllm_fit_row *row, pocketllm_model **out) {
-    const pocketllm_fit_params *p = F->p;
-    *out = NULL;
-    uint64_t h0 = 0, h1 = 0;
-    bool heap_ok = pl_heap_in_use(&h0);
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = p->n_threads;
-    pocketllm_model *m = NULL;
-    pocketllm_session *s = NULL;
-    pocketllm_status st = pocketllm_model_open(path, &mp, &m);
-    if (st) return st;
-    st = session_one_token(F, m, &s);
-    if (st == POCKETLLM_ERR_NO_MEMORY) {
-        /* this host cannot even reserve it: it does not fit */
-        row->note = "its session cannot be allocated on this host";
-        *out = m;
+/* Score a row whose model is open in *m (its file at path): as the
+ * reference when there is none yet and it fits the machine -- collecting
+ * the importance matrix on the way unless one was given -- else against the
+ * reference; rows above the reference are left unscored. */
+static pocketllm_status score_row(pl_fit_run *F, pocketllm_fit_result *out, int index, const char *path,
+                                  pocketllm_model **m, pocketllm_fit_row *row) {
+    if (out->reference >= 0) return pl_fit_score(F, *m, row);
+    if (!fits_machine(F, row)) {
+        if (!row->note)
+            row->note = index ? "not scored: needs more than this machine's memory, and no rung above it fits"
+                              : "not scored: needs more than this machine's memory; the reference is the best rung "
+                                "that fits it";
         return POCKETLLM_OK;
     }
-    if (st) return st;
-    F->n_ctx = pocketllm_session_n_ctx(s);
-    heap_ok = heap_ok && pl_heap_in_use(&h1);
-    row->weights_bytes = row->file_bytes = pocketllm_gguf_file_size(m->gguf);
-    row->session_bytes = pocketllm_session_memory(s);
-    uint64_t heap = heap_ok && h1 > h0 ? h1 - h0 : 0;
-    /* an allocator that cannot say, or memory given back meanwhile: never
-     * report less than the session's own sum */
-    if (heap < row->session_bytes) heap = row->session_bytes;
-    row->heap_bytes = heap;
-    row->total_bytes = row->weights_bytes + heap;
-    row->measured = 1;
-    row->fits = row->total_bytes <= F->budget;
-    pocketllm_session_free(s);
-    *out = m;
-    return POCKETLLM_OK;
-}
-
-/* The same on the device: open the file there (the cap passed through, so
- * the device refuses exactly what a later open with that cap would), make
- * the session and run one token; what the device holds then is the need.
- * A refusal (POCKETLLM_ERR_NO_MEMORY) is a measured row that does not fit;
- * *out is the model when its weights went up (NULL when they did not). */
-static pocketllm_status measure_device(fit_run *F, const char *path, pocketllm_fit_row *row, pocketllm_model **out) {
-    const pocketllm_fit_params *p = F->p;
-    *out = NULL;
-    struct stat sb;
-    row->file_bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = p->n_threads;
-    mp.device = p->device;
-    mp.device_memory = p->device_memory;
-    pocketllm_model *m = NULL;
-    pocketllm_session *s = NULL;
-    pocketllm_status st = pocketllm_model_open(path, &mp, &m);
-    if (st == POCKETLLM_ERR_NO_MEMORY) {
-        row->measured = 1;
-        row->note = "refused by the device: the weights alone need more than the budget";
-        return POCKETLLM_OK;
-    }
-    if (st) return st;
-    pocketllm_model_device(m, &row->weights_bytes, NULL);
-    st = session_one_token(F, m, &s);
-    if (st == POCKETLLM_ERR_NO_MEMORY) {
-        row->measured = 1;
-        row->note = "refused by the device: the session (KV cache, activations, logits) does not fit beside the weights";
-        *out = m;
-        return POCKETLLM_OK;
-    }
-    if (st) return st;
-    F->n_ctx = pocketllm_session_n_ctx(s);
-    uint64_t used = 0;
-    pocketllm_model_device(m, &used, NULL);
-    row->session_bytes = pocketllm_session_memory(s);
-    row->heap_bytes = used > row->weights_bytes ? used - row->weights_bytes : 0;
-    row->total_bytes = used;
-    row->measured = 1;
-    row->fits = used <= F->budget;
-    pocketllm_session_free(s);
-    *out = m;
-    return POCKETLLM_OK;
-}
-
-/* Whichever of the two the run measures with; the tower's share joins a
- * row that was measured (not one a device refused: its need is unknown). */
-static pocketllm_status measure_row(fit_run *F, const char *path, pocketllm_fit_row *row, pocketllm_model **out) {
-    pocketllm_status st = F->on_device ? measure_device(F, path, row, out) : measure(F, path, row, out);
-    if (!st && F->vision && row->measured && row->total_bytes) {
-        row->vision_bytes = F->vision;
-        row->total_bytes += F->vision;
-        row->fits = row->total_bytes <= F->budget;
-    }
-    return st;
-}
-
-/* A row the device refused (nothing to evaluate on it). */
-static bool refused(const fit_run *F, const pocketllm_fit_row *row) {
-    return F->on_device && row->measured && !row->total_bytes;
-}
-
-static void eval_progress(void *user, uint32_t done, uint32_t total, double ppl) {
-    fit_run *F = user;
-    say(F, "evaluating %s: window %u of %u, perplexity %.4f", F->recipe, done, total, ppl);
-}
-
-/* Score an open model on the evaluation text: against the saved source
- * (kl) or saving the source (and collecting the importance matrix). */
-static pocketllm_status evaluate(fit_run *F, pocketllm_model *m, bool source, pl_imat *im, pocketllm_fit_row *row) {
-    const pocketllm_fit_params *p = F->p;
-    pl_eval_opts o = {
-        .n_ctx = p->eval_ctx ? p->eval_ctx : 512,
-        .max_chunks = p->eval_chunks,
-        .kv_type = p->kv_type,
-        .n_threads = p->n_threads,
-        .save_path = source ? F->base : NULL,
-        .kl_path = source ? NULL : F->base,
-        .imat = im,
-        .progress = eval_progress,
-        .progress_user = F,
-    };
-    pocketllm_perplexity_result r;
-    pocketllm_status st = pl_eval_run(m, p->eval_text, p->eval_len, &o, &r);
-    if (st) return st;
-    row->evaluated = 1;
-    row->ppl = r.ppl;
-    row->kl_mean = source ? 0 : r.kl_mean;
-    row->kl_p99 = source ? 0 : r.kl_p99;
-    row->top1 = source ? 1 : r.top1;
-    return POCKETLLM_OK;
-}
-
-/* The source's pass on the evaluation text -- the log-probabilities every
- * rung is scored against, and the importance matrix -- on the device when
- * the source runs there, else (refused, or its evaluation does not fit) on
- * the CPU: the reference does not have to fit, only the rungs do. */
-static pocketllm_status evaluate_source(fit_run *F, const char *path, pocketllm_model **m, pl_imat **im,
-                                        pocketllm_fit_row *row) {
-    pocketllm_status st = POCKETLLM_ERR_NO_MEMORY;
-    if (*m && !refused(F, row)) st = evaluate(F, *m, true, *im, row);
-    if (st != POCKETLLM_ERR_NO_MEMORY || !F->on_device) return st;
-    say(F, "the source (or its evaluation window) does not fit the device: evaluating it on the CPU");
-    pocketllm_model_close(*m);
-    *m = NULL;
-    if (*im) {
-        /* a fresh matrix: nothing of a failed pass may count */
-        pl_imat_free(*im);
-        *im = NULL;
-        if ((st = pl_imat_new(false, im))) return st;
-    }
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    mp.n_threads = F->p->n_threads;
-    if ((st = pocketllm_model_open(path, &mp, m))) return st;
-    return evaluate(F, *m, true, *im, row);
-}
-
-/* A rung's score; on a device, none for a rung it refused, and a rung
- * whose evaluation window does not fit there is left unscored. */
-static pocketllm_status evaluate_rung(fit_run *F, pocketllm_model *m, pocketllm_fit_row *row) {
-    if (!m || refused(F, row)) return POCKETLLM_OK;
-    pocketllm_status st = evaluate(F, m, false, NULL, row);
-    if (st == POCKETLLM_ERR_NO_MEMORY && F->on_device) {
-        if (!row->note) row->note = "not scored: the evaluation's session does not fit the device";
-        return POCKETLLM_OK;
-    }
-    return st;
-}
-
-/* On a device: open it once, to fail early when it cannot be opened and to
- * learn its budget (device_memory, else all it reports); a budget given is
- * held to what the device offers. */
-static pocketllm_status device_budget(fit_run *F) {
-    pl_device *d = NULL;
-    pocketllm_status st = pl_device_open(F->p->device, F->p->device_memory, &d);
-    if (st) return st;
-    const uint64_t offered = d->memory;
-    d->ops->close(d);
-    if (!F->budget || F->budget > offered) F->budget = offered;
-    if (F->budget < PL_FIT_MIN_BUDGET)
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: the device's budget of %llu bytes is below 1 MiB",
-                       (unsigned long long)F->budget);
-    return POCKETLLM_OK;
-}
-
-/* The positions the sessions get when the source made none (the device
- * refused it): as pocketllm_session_new chooses, from the source. */
-static pocketllm_status default_ctx(fit_run *F, const char *path) {
-    if (F->p->n_ctx) {
-        F->n_ctx = F->p->n_ctx;
-        return POCKETLLM_OK;
-    }
-    pocketllm_model_params mp = pocketllm_model_default_params();
-    pocketllm_model *m = NULL;
-    pocketllm_status st = pocketllm_model_open(path, &mp, &m);
-    if (st) return st;
-    const uint32_t train = pocketllm_model_n_ctx_train(m);
-    F->n_ctx = train && train < 4096 ? train : 4096;
-    pocketllm_model_close(m);
-    return POCKETLLM_OK;
-}
-
-/* Move the chosen file to out_path (copying across file systems). */
-static pocketllm_status place(const char *from, const char *to) {
-    if (rename(from, to) == 0) return POCKETLLM_OK;
-    if (errno != EXDEV) return pl_fail(POCKETLLM_ERR_IO, "cannot move %s to %s: %s", from, to, strerror(errno));
-    char partial[4200];
-    snprintf(partial, sizeof partial, "%s.partial", to);
-    FILE *in = fopen(from, "rb"), *out = in ? fopen(partial, "wb") : NULL;
+    pl_imat *im = NULL;
     pocketllm_status st = POCKETLLM_OK;
-    if (!in || !out) st = pl_fail(POCKETLLM_ERR_IO, "cannot copy %s to %s: %s", from, partial, strerror(errno));
-    char *buf = malloc(1 << 16);
-    if (!st && !buf) st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-    size_t n;
-    while (!st && (n = fread(buf, 1, 1 << 16, in)) > 0)
-        if (fwrite(buf, 1, n, out) != n) st = pl_fail(POCKETLLM_ERR_IO, "cannot write %s: %s", partial, strerror(errno));
-    free(buf);
-    if (in) fclose(in);
-    if (out && fclose(out) != 0 && !st) st = pl_fail(POCKETLLM_ERR_IO, "cannot write %s: %s", partial, strerror(errno));
-    if (!st && rename(partial, to) != 0) st = pl_fail(POCKETLLM_ERR_IO, "cannot rename %s: %s", partial, strerror(errno));
-    if (st) remove(partial);
-    else remove(from);
+    if (!F->imatrix[0]) {
+        if ((st = pl_imat_new(false, &im))) return st;
+        snprintf(F->imatrix, sizeof F->imatrix, "%s/imatrix.gguf", F->dir);
+    }
+    st = pl_fit_score_reference(F, path, m, &im, row);
+    if (!st) out->reference = index;
+    if (im) {
+        /* the matrix the next rungs are made with, and loaded for their plans */
+        const uint32_t window = F->p->eval_ctx ? F->p->eval_ctx : 512;
+        if (!st) st = pl_imat_write(im, F->imatrix, "pocketllm fit evaluation text", window);
+        if (!st) st = pl_imatrix_load(F->imatrix, &F->im);
+        F->im_loaded = !st;
+        if (st) F->imatrix[0] = 0;
+        pl_imat_free(im);
+    }
     return st;
 }
 
-/* The source must be unquantized: every rung is made from it. */
-static pocketllm_status check_source(const char *path) {
-    pocketllm_gguf *g;
-    pocketllm_status st = pocketllm_gguf_open(path, &g);
-    if (st) return st;
-    for (uint64_t i = 0; i < pocketllm_gguf_tensor_count(g) && !st; i++) {
-        pocketllm_tensor_info t;
-        if ((st = pocketllm_gguf_tensor(g, i, &t))) break;
-        if (t.type != PL_TYPE_F32 && t.type != PL_TYPE_F16 && t.type != PL_TYPE_BF16)
-            st = pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "%s: tensor %s is already %s; fit quantizes from the "
-                         "f32/f16/bf16 source", path, t.name, pocketllm_type_name(t.type));
-    }
-    pocketllm_gguf_close(g);
+/* Quantize the source to rung i at path, after checking the work folder
+ * has room for it (bytes at the source's depth). */
+static pocketllm_status make_rung(pl_fit_run *F, size_t i, const char *path) {
+    pl_fit_plan here;
+    pocketllm_status st = pl_fit_plan_rung(F, ladder[i].recipe, F->n_layer, &here);
+    if (st || (st = pl_fit_room(F, ladder[i].recipe, here.file_bytes))) return st;
+    pocketllm_quantize_params qp = pocketllm_quantize_default_params();
+    qp.type = ladder[i].recipe;
+    qp.imatrix = F->imatrix[0] ? F->imatrix : NULL;
+    qp.allow_requantize = 1; /* a quantized source; nothing changes for a float one */
+    qp.n_threads = F->p->n_threads;
+    qp.progress = quant_progress;
+    qp.progress_user = F;
+    F->last_tenth = -1;
+    if ((st = pocketllm_quantize(F->path, path, &qp))) pl_error_prefix(ladder[i].recipe);
     return st;
 }
 
-static pocketllm_status make_dir(fit_run *F) {
-    const pocketllm_fit_params *p = F->p;
-    char parent[4096];
-    if (p->work_dir) snprintf(parent, sizeof parent, "%s", p->work_dir);
-    else if (p->out_path && strrchr(p->out_path, '/'))
-        snprintf(parent, sizeof parent, "%.*s", (int)(strrchr(p->out_path, '/') - p->out_path), p->out_path);
-    else if (p->out_path) snprintf(parent, sizeof parent, ".");
-    else snprintf(parent, sizeof parent, "%s", getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!parent[0]) snprintf(parent, sizeof parent, "/");
-    if ((size_t)snprintf(F->dir, sizeof F->dir, "%s/.pocketllm-fit-XXXXXX", parent) >= sizeof F->dir)
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: work folder path too long");
-    if (!mkdtemp(F->dir)) {
-        pocketllm_status st = pl_fail(POCKETLLM_ERR_IO, "fit: cannot make a work folder in %s: %s", parent, strerror(errno));
-        F->dir[0] = 0;
-        return st;
-    }
-    return POCKETLLM_OK;
-}
-
-static void rung_path(const fit_run *F, const char *recipe, char *out, size_t cap) {
-    snprintf(out, cap, "%s/%s.gguf", F->dir, recipe);
-}
-
-pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_params *params, pocketllm_fit_result *out) {
-    if (!model_path || !params || !out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: NULL argument");
-    memset(out, 0, sizeof *out);
-    out->chosen = -1;
-    const pocketllm_fit_params *p = params;
-    const bool on_device = p->device && strcmp(p->device, "cpu") != 0;
+/* The parameters alone: refused before anything is opened. */
+static pocketllm_status check_params(const char *model_path, const pocketllm_fit_params *p, bool on_device) {
     /* on a device 0 means the device's own budget (checked once known) */
     if ((p->memory || !on_device) && (p->memory < PL_FIT_MIN_BUDGET || p->memory > PL_FIT_MAX_BUDGET))
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: a budget of %llu bytes is outside 1 MiB .. 1 PiB",
@@ -421,71 +168,214 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: evaluation text length without text");
     if (p->out_path && !strcmp(p->out_path, model_path))
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: the output would overwrite the source");
-    pocketllm_status st = check_source(model_path);
+    if (p->plan && on_device)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: a plan computes what the host allocates; on a device "
+                       "fit measures each rung there (leave out --plan)");
+    if (p->plan && p->out_path)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: a plan writes no rung (leave out --out, or leave out "
+                       "--plan to make and write the rung)");
+    if (p->plan_layers && !p->plan)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: a layer count to compute for goes with a plan (--plan)");
+    if (p->plan_layers > 512)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: %u layers: at most 512", p->plan_layers);
+    return POCKETLLM_OK;
+}
+
+/* The source's header (kept: every plan is made from it), whether it is
+ * quantized, its layers and its own plan (types, tensor bytes); the
+ * importance matrix given; the machine the reference must fit. */
+static pocketllm_status open_source(pl_fit_run *F, pocketllm_fit_result *out, pl_fit_plan *sp) {
+    const pocketllm_fit_params *p = F->p;
+    pocketllm_status st = pocketllm_gguf_open(F->path, &F->src);
+    if (st) return st;
+    for (uint64_t i = 0; i < F->src->n_tensors; i++) {
+        const pl_type_traits *tt = pl_type_get(F->src->tensors[i].type);
+        if (tt && tt->quantized) out->source_quantized = 1;
+    }
+    if ((st = pl_fit_plan_layers(F)) || (st = pl_fit_plan_rung(F, NULL, F->layers, sp))) return st;
+    if (p->imatrix) {
+        snprintf(F->imatrix, sizeof F->imatrix, "%s", p->imatrix);
+        if ((st = pl_imatrix_load(p->imatrix, &F->im))) return st;
+        F->im_loaded = true;
+    }
+    F->machine = p->machine_memory;
+    pocketllm_cpu_info ci;
+    if (!F->machine && pocketllm_cpu_info_get(&ci) == POCKETLLM_OK) F->machine = ci.memory_bytes;
+    if (!F->machine) F->machine = UINT64_MAX; /* a host that cannot say: the source is the reference, as ever */
+    out->machine_memory = F->machine;
+    out->n_layer = F->n_layer;
+    out->plan_layers = p->plan ? F->layers : 0;
+    return POCKETLLM_OK;
+}
+
+/* A row computed from its plan: the file the plan gives, the heap measured
+ * on the source (at the plan's depth). */
+static void computed_row(const pl_fit_run *F, uint64_t file, uint64_t heap, uint64_t session, pocketllm_fit_row *row) {
+    row->measured = 1;
+    row->computed = 1;
+    row->file_bytes = row->weights_bytes = file;
+    row->heap_bytes = heap;
+    row->session_bytes = session;
+    row->vision_bytes = F->vision;
+    row->total_bytes = file + heap + F->vision;
+    row->fits = row->total_bytes <= F->budget;
+}
+
+/* One rung of the walk, its row last in out->rows: planned, then made and
+ * measured (or, in a plan, computed -- and made from the source as it is
+ * only to be scored), scored, chosen or removed. */
+static pocketllm_status walk_rung(pl_fit_run *F, pocketllm_fit_result *out, size_t i, const pl_fit_plan *sp,
+                                  uint64_t heap, uint64_t session, bool hopeless, uint64_t *fingerprints,
+                                  char *chosen, size_t cap) {
+    const pocketllm_fit_params *p = F->p;
+    const int index = (int)out->n_rows - 1;
+    pocketllm_fit_row *row = &out->rows[index];
+    if (hopeless && !p->all && !p->plan) {
+        row->note = "not tried: the session and tokenizer alone need more than the budget";
+        return POCKETLLM_OK;
+    }
+    if (ladder[i].needs_imatrix && !F->imatrix[0] && !p->plan) {
+        row->note = "needs an importance matrix (--eval TEXT or --imatrix FILE)";
+        return POCKETLLM_OK;
+    }
+    F->recipe = ladder[i].recipe;
+    pl_fit_plan pl;
+    pocketllm_status st = pl_fit_plan_rung(F, ladder[i].recipe, F->layers, &pl);
+    if (st) {
+        pl_error_prefix(ladder[i].recipe);
+        return st;
+    }
+    fingerprints[i] = pl.fingerprint;
+    types_string(pl.type_count, row->types, sizeof row->types);
+    if (pl.fingerprint == sp->fingerprint) row->same_as = "source";
+    for (size_t j = 0; j < i && !row->same_as; j++)
+        if (fingerprints[j] == pl.fingerprint) row->same_as = ladder[j].recipe;
+    if (pl.tensor_bytes > sp->tensor_bytes) {
+        row->note = "not made: larger than the source (requantizing to more bits gains nothing)";
+        return POCKETLLM_OK;
+    }
+    const bool score = p->eval_text && (!hopeless || p->all);
+    char path[4300];
+    pl_fit_rung_path(F, ladder[i].recipe, path, sizeof path);
+    pocketllm_model *m = NULL;
+    if (p->plan) {
+        if (!out->rows[0].measured) {
+            row->note = "not computed: the source's session could not be measured";
+            return POCKETLLM_OK;
+        }
+        computed_row(F, pl.file_bytes, heap, session, row);
+        if (pl.imatrix_assumed) row->note = "planned as made with an importance matrix (its metadata not counted)";
+        if (row->fits && out->chosen < 0) {
+            out->chosen = index;
+            out->recipe = ladder[i].recipe;
+        }
+        if (!score) return POCKETLLM_OK;
+        if (ladder[i].needs_imatrix && !F->imatrix[0]) {
+            row->note = "not scored: needs an importance matrix (--imatrix, or a reference that fits the machine)";
+            return POCKETLLM_OK;
+        }
+        pl_fit_say(F, "making %s of %s (%u layers) to score it", ladder[i].recipe, F->path, F->n_layer);
+        if (!(st = make_rung(F, i, path))) {
+            pocketllm_model_params mp = pocketllm_model_default_params();
+            mp.n_threads = p->n_threads;
+            st = pocketllm_model_open(path, &mp, &m);
+        }
+        if (!st) st = score_row(F, out, index, path, &m, row);
+        pocketllm_model_close(m);
+        remove(path);
+        return st;
+    }
+    if ((st = make_rung(F, i, path))) return st;
+    pl_fit_say(F, "measuring %s at %u positions", ladder[i].recipe, F->n_ctx);
+    if ((st = pl_fit_measure(F, path, row, &m))) return st;
+    if (score && row->measured) st = score_row(F, out, index, path, &m, row);
+    pocketllm_model_close(m);
+    if (st) return st;
+    if (row->fits && out->chosen < 0) {
+        out->chosen = index;
+        out->recipe = ladder[i].recipe;
+        snprintf(chosen, cap, "%s", path);
+    } else {
+        remove(path);
+    }
+    return POCKETLLM_OK;
+}
+
+/* The tower's share of every row, once the context is known. */
+static pocketllm_status vision_share(pl_fit_run *F, pocketllm_fit_result *out, pocketllm_fit_row *src) {
+    const pocketllm_fit_params *p = F->p;
+    pl_fit_vision_need vn;
+    pl_fit_say(F, "measuring the vision tower %s", p->mmproj);
+    pocketllm_status st = pl_fit_vision(F->path, p->mmproj, p->image_max_tokens, F->n_ctx, p->n_threads, &vn);
+    if (st) return st;
+    F->vision = vn.weights_bytes + vn.image_bytes;
+    out->vision_weights_bytes = vn.weights_bytes;
+    out->vision_image_bytes = vn.image_bytes;
+    out->vision_tokens = vn.tokens;
+    out->vision_square_side = vn.square_side;
+    if (src->measured && src->total_bytes) {
+        src->vision_bytes = F->vision;
+        src->total_bytes += F->vision;
+        src->fits = src->total_bytes <= F->budget;
+    }
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_params *params, pocketllm_fit_result *out) {
+    if (!model_path || !params || !out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->chosen = -1;
+    out->reference = -1;
+    const pocketllm_fit_params *p = params;
+    const bool on_device = p->device && strcmp(p->device, "cpu") != 0;
+    pocketllm_status st = check_params(model_path, p, on_device);
     if (st) return st;
 
-    fit_run *F = calloc(1, sizeof *F);
+    pl_fit_run *F = calloc(1, sizeof *F);
     if (!F) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     F->p = p;
+    F->path = model_path;
     F->on_device = on_device;
     F->budget = p->memory;
-    pl_imat *im = NULL;
     pocketllm_model *m = NULL;
-    if (on_device && (st = device_budget(F))) goto done;
-    out->budget = F->budget;
-    if ((st = make_dir(F))) goto done;
-    snprintf(F->base, sizeof F->base, "%s/source.logprobs", F->dir);
-    if (p->imatrix) snprintf(F->imatrix, sizeof F->imatrix, "%s", p->imatrix);
-
-    /* the source: its memory, and with a text its log-probabilities (and,
-     * unless one was given, the importance matrix) from one pass */
+    pl_fit_plan sp;
     pocketllm_fit_row *src = &out->rows[out->n_rows++];
     src->recipe = "source";
     src->rung = "-";
+    if ((st = open_source(F, out, &sp))) goto done;
+    types_string(sp.type_count, src->types, sizeof src->types);
+    if (on_device && (st = pl_fit_device_budget(F))) goto done;
+    out->budget = F->budget;
+    if ((st = pl_fit_make_dir(F))) goto done;
+    snprintf(F->base, sizeof F->base, "%s/reference.logprobs", F->dir);
+
+    /* the source: its memory, and with a text -- when it fits the machine
+     * -- the reference's log-probabilities and the importance matrix */
     F->recipe = "source";
-    say(F, "measuring the source");
-    /* the tower's share needs the context, known once the source is
-     * measured: it joins the source's row after (F->vision is 0 here) */
-    if ((st = measure_row(F, model_path, src, &m))) goto done;
-    if (!F->n_ctx && (st = default_ctx(F, model_path))) goto done;
-    if (p->mmproj) {
-        pl_fit_vision_need vn;
-        say(F, "measuring the vision tower %s", p->mmproj);
-        if ((st = pl_fit_vision(model_path, p->mmproj, p->image_max_tokens, F->n_ctx, p->n_threads, &vn))) goto done;
-        F->vision = vn.weights_bytes + vn.image_bytes;
-        out->vision_weights_bytes = vn.weights_bytes;
-        out->vision_image_bytes = vn.image_bytes;
-        out->vision_tokens = vn.tokens;
-        out->vision_square_side = vn.square_side;
-        if (src->measured && src->total_bytes) {
-            src->vision_bytes = F->vision;
-            src->total_bytes += F->vision;
-            src->fits = src->total_bytes <= F->budget;
-        }
-    }
-    {
-        pocketllm_gguf *g;
-        if (!pocketllm_gguf_open(model_path, &g)) {
-            for (uint64_t i = 0; i < pocketllm_gguf_tensor_count(g); i++) {
-                pocketllm_tensor_info t;
-                if (!pocketllm_gguf_tensor(g, i, &t) && t.type < 64) F->type_count[t.type]++;
-            }
-            pocketllm_gguf_close(g);
-            types_string(F, src->types, sizeof src->types);
-        }
+    pl_fit_say(F, "measuring the source");
+    if ((st = pl_fit_measure(F, model_path, src, &m))) goto done;
+    if (m) F->kv_dim = m->dims.kv_dim;
+    if (!F->n_ctx && (st = pl_fit_default_ctx(F, model_path))) goto done;
+    if (p->mmproj && (st = vision_share(F, out, src))) goto done;
+    uint64_t heap = src->heap_bytes, session = src->session_bytes;
+    if (p->plan && src->measured) {
+        pl_fit_plan_heap(F, &heap, &session);
+        if (F->layers != F->n_layer) computed_row(F, sp.file_bytes, heap, session, src);
+        /* a file quantized at its cut depth gave its few layers the types
+         * the recipe gives the first and last layers of a model */
+        if (F->layers != F->n_layer && out->source_quantized)
+            src->note = "this file's layers repeated: a model quantized whole mixes its layers' types otherwise";
     }
     /* the tokenizer and the session alone, measured on the source, already
      * exceed the budget: no rung can fit, and none is tried (unless all) */
-    const bool hopeless = src->measured && src->heap_bytes + F->vision >= F->budget;
+    const bool hopeless = src->measured && heap + F->vision >= F->budget;
     out->n_ctx = F->n_ctx;
-    if (p->eval_text && (!hopeless || p->all)) {
-        if (!p->imatrix) {
-            if ((st = pl_imat_new(false, &im))) goto done;
-            snprintf(F->imatrix, sizeof F->imatrix, "%s/imatrix.gguf", F->dir);
-        }
-        if ((st = evaluate_source(F, model_path, &m, &im, src))) goto done;
-        if (im && (st = pl_imat_write(im, F->imatrix, "pocketllm fit evaluation text", p->eval_ctx ? p->eval_ctx : 512)))
-            goto done;
+    if (p->eval_text && (!hopeless || p->all) && (st = score_row(F, out, 0, model_path, &m, src))) goto done;
+    /* a quantized source that fits is the answer as it is: a rung of it is
+     * smaller but no better */
+    if (out->source_quantized && src->fits) {
+        out->chosen = 0;
+        out->recipe = src->recipe;
     }
     pocketllm_model_close(m);
     m = NULL;
@@ -495,80 +385,27 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     uint64_t fingerprints[N_RUNGS];
     char chosen_path[4300] = "";
     for (size_t i = 0; i < N_RUNGS; i++) {
-        if (out->chosen >= 0 && !p->all) break;
+        if (out->chosen >= 0 && !p->all && !p->plan) break;
         pocketllm_fit_row *row = &out->rows[out->n_rows++];
         row->recipe = ladder[i].recipe;
         row->rung = ladder[i].rung;
-        fingerprints[i] = 0;
-        if (hopeless && !p->all) {
-            row->note = "not tried: the session and tokenizer alone need more than the budget";
-            row->budget = F->budget;
-            if (p->on_row) p->on_row(p->user, row);
-            continue;
-        }
-        if (ladder[i].needs_imatrix && !F->imatrix[0]) {
-            row->note = "needs an importance matrix (--eval TEXT or --imatrix FILE)";
-            row->budget = F->budget;
-            if (p->on_row) p->on_row(p->user, row);
-            continue;
-        }
-        char path[4300];
-        rung_path(F, ladder[i].recipe, path, sizeof path);
-        pocketllm_quantize_params qp = pocketllm_quantize_default_params();
-        qp.type = ladder[i].recipe;
-        qp.imatrix = F->imatrix[0] ? F->imatrix : NULL;
-        qp.n_threads = p->n_threads;
-        qp.progress = quant_progress;
-        qp.progress_user = F;
-        F->recipe = ladder[i].recipe;
-        F->last_name[0] = 0;
-        F->type_hash = 1469598103934665603ull;
-        F->last_tenth = -1;
-        memset(F->type_count, 0, sizeof F->type_count);
-        if ((st = pocketllm_quantize(model_path, path, &qp))) {
-            pl_error_prefix(ladder[i].recipe);
-            goto done;
-        }
-        fingerprints[i] = F->type_hash;
-        types_string(F, row->types, sizeof row->types);
-        for (size_t j = 0; j < i; j++)
-            if (fingerprints[j] == F->type_hash) {
-                row->same_as = ladder[j].recipe;
-                break;
-            }
-        say(F, "measuring %s at %u positions", ladder[i].recipe, F->n_ctx);
-        if ((st = measure_row(F, path, row, &m))) goto done;
-        if (p->eval_text && row->measured && (st = evaluate_rung(F, m, row))) goto done;
-        pocketllm_model_close(m);
-        m = NULL;
-        if (row->fits && out->chosen < 0) {
-            out->chosen = (int)(out->n_rows - 1);
-            out->recipe = ladder[i].recipe;
-            snprintf(chosen_path, sizeof chosen_path, "%s", path);
-        } else {
-            remove(path);
-        }
         row->budget = F->budget;
+        fingerprints[i] = 0;
+        if ((st = walk_rung(F, out, i, &sp, heap, session, hopeless, fingerprints, chosen_path, sizeof chosen_path)))
+            goto done;
         if (p->on_row) p->on_row(p->user, row);
     }
     if (out->chosen >= 0 && p->out_path) {
-        say(F, "writing %s to %s", out->recipe, p->out_path);
-        st = place(chosen_path, p->out_path);
+        pl_fit_say(F, "writing %s to %s", out->recipe, p->out_path);
+        st = pl_fit_place(out->chosen ? chosen_path : model_path, p->out_path, out->chosen == 0);
     }
 done:
     pocketllm_model_close(m);
-    pl_imat_free(im);
-    if (F->dir[0]) {
-        char path[4300];
-        for (size_t i = 0; i < N_RUNGS; i++) {
-            rung_path(F, ladder[i].recipe, path, sizeof path);
-            remove(path);
-        }
-        snprintf(path, sizeof path, "%s/imatrix.gguf", F->dir);
-        remove(path);
-        remove(F->base);
-        rmdir(F->dir);
-    }
+    const char *names[N_RUNGS];
+    for (size_t i = 0; i < N_RUNGS; i++) names[i] = ladder[i].recipe;
+    pl_fit_clean(F, names, N_RUNGS);
+    if (F->im_loaded) pl_imatrix_free(&F->im);
+    if (F->src) pocketllm_gguf_close(F->src);
     free(F);
     return st;
 }

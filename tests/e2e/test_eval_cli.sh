@@ -97,8 +97,9 @@ expect_rc 2 "$BIN" fit --model "$M" --memory 1G --eval-ctx 32
 expect_rc 2 "$BIN" fit --model "$M" --memory 1G --ctx 0
 expect_rc 2 "$BIN" fit --model "$M" --memory 1G --eval-ctx 4 --eval "$T"
 # runtime refusals
-expect_rc 1 "$BIN" fit --model "$PL_TMP/q.gguf" --memory 1G
-expect_grep "already q4_0" "$PL_TMP/err"
+# a quantized source is taken (its rungs requantized); one that fits is the answer as it is
+expect_rc 0 "$BIN" fit --quiet --model "$PL_TMP/q.gguf" --memory 1G
+expect_grep "the source fits as it is" "$PL_TMP/out"
 expect_rc 1 "$BIN" fit --model "$M" --memory 1G --out "$M"
 expect_grep "overwrite the source" "$PL_TMP/err"
 expect_rc 1 "$BIN" fit --quiet --model "$M" --memory 1G --eval "$PL_TMP/short.txt"
