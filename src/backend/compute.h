@@ -77,13 +77,14 @@ typedef struct pl_compute_ops {
      * fail the pass).  moe_route: pl_ref_moe_route (ids and w are compute
      * memory).  moe_ffn: pl_ref_moe_ffn -- the routed experts' SwiGLU FFNs
      * and their weighted sum, reading only the chosen experts' rows; its
-     * intermediate products live in the instance's own scratch (reserve()
-     * sizes it from moe_n_used and moe_n_ff).  sigmoid_gate:
-     * pl_ref_sigmoid_gate. */
+     * intermediate products go in `work` (compute memory of work_bytes the
+     * graph does not need during the op) where they fit, else in the
+     * instance's own scratch (reserve() sizes it from moe_n_used and
+     * moe_n_ff).  sigmoid_gate: pl_ref_sigmoid_gate. */
     void (*moe_route)(pl_compute *c, const pl_moe_route_params *p, const float *logits, int64_t n_tok, int32_t *ids,
                       float *w);
     void (*moe_ffn)(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
-                    int64_t n_used, int64_t n_tok, float *y);
+                    int64_t n_used, int64_t n_tok, float *y, void *work, size_t work_bytes);
     void (*sigmoid_gate)(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n);
 } pl_compute_ops;
 
@@ -215,10 +216,10 @@ static inline void pl_moe_route(pl_compute *c, const pl_moe_route_params *p, con
     if (c->observe_route && !c->status) c->observe_route(c->observe_route_user, c, ids, w, n_tok, p->n_used);
 }
 static inline void pl_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids,
-                              const float *w, int64_t n_used, int64_t n_tok, float *y) {
+                              const float *w, int64_t n_used, int64_t n_tok, float *y, void *work, size_t work_bytes) {
     if (c->status) return;
     if (!c->ops->moe_ffn) pl_compute_missing(c, "moe_ffn");
-    else c->ops->moe_ffn(c, e, x, ids, w, n_used, n_tok, y);
+    else c->ops->moe_ffn(c, e, x, ids, w, n_used, n_tok, y, work, work_bytes);
 }
 static inline void pl_sigmoid_gate(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n) {
     if (c->status) return;

@@ -27,8 +27,8 @@ typedef struct acts {
     float *x;   /* [n][n_embd] the residual stream */
     float *xb;  /* [n][n_embd] a normalised copy / a block's output */
     float *q;   /* [n][n_head][head_dim] */
-    float *k;   /* [n][n_head_kv][head_dim] */
-    float *v;   /* [n][n_head_kv][head_dim] */
+    float *k;   /* [n][n_head_kv][head_dim], over the rows of att (stored in the cache before att is written) */
+    float *v;   /* [n][n_head_kv][head_dim], the same */
     float *att; /* [n][n_head][head_dim] attention output */
     float *hb;  /* [n][n_ff] gate, then silu(gate) * up */
     float *hb2; /* [n][n_ff] up, over the rows of q .. att */
@@ -41,7 +41,16 @@ typedef struct acts {
     float *moe_out;  /* [n][n_embd] */
     float *sh;       /* [n][n_embd] the shared expert's output */
     float *shg;      /* [n] its gate's logit */
+    float *work;     /* the rest of the attention's rows, dead during the FFN: */
+    int64_t work_floats; /* the experts' intermediate products go there (pl_moe_ffn) */
 } acts;
+
+/* Floats per token of the attention's rows: q, then att with k and v over
+ * it (they are in the KV cache before attention writes att). */
+static int64_t attn_floats(const pl_llama_hparams *hp) {
+    const int64_t q = hp->n_head * hp->head_dim, kv = hp->n_head_kv * hp->head_dim;
+    return q + (q > 2 * kv ? q : 2 * kv);
+}
 
 /* Floats per token of the FFN's part of the scratch: inside the attention's
  * rows (`shared`, dead by then) and after them (`own`). */
@@ -56,11 +65,10 @@ static void ffn_floats(const pl_llama_hparams *hp, uint64_t *shared, uint64_t *o
 
 uint64_t pl_llama_scratch_floats(const pl_model *m, int64_t n_batch) {
     const pl_llama_hparams *hp = &((const pl_llama *)m->weights)->hp;
-    const uint64_t q = (uint64_t)(hp->n_head * hp->head_dim), kv = (uint64_t)(hp->n_head_kv * hp->head_dim);
     /* sizes were bounded at load: no overflow for any n_batch we allow */
     uint64_t shared, own;
     ffn_floats(hp, &shared, &own);
-    const uint64_t attn = 2 * q + 2 * kv;
+    const uint64_t attn = (uint64_t)attn_floats(hp);
     return (uint64_t)n_batch * (2 * (uint64_t)hp->n_embd + (attn > shared ? attn : shared) + own);
 }
 
@@ -70,12 +78,13 @@ static acts carve(const pl_llama_hparams *hp, float *s, int64_t n) {
     a.x = s, s += n * hp->n_embd;
     a.xb = s, s += n * hp->n_embd;
     a.q = s, s += n * q;
+    a.att = s;
     a.k = s, s += n * kv;
-    a.v = s, s += n * kv;
-    a.att = s, s = a.q;
+    a.v = s;
+    s = a.q;
     uint64_t shared, own;
     ffn_floats(hp, &shared, &own);
-    const int64_t attn = 2 * q + 2 * kv, region = attn > (int64_t)shared ? attn : (int64_t)shared;
+    const int64_t attn = attn_floats(hp), region = attn > (int64_t)shared ? attn : (int64_t)shared;
     if (hp->n_expert) {
         a.router = s, s += n * hp->n_expert;
         a.ids = (int32_t *)(void *)s, s += n * hp->n_expert_used;
@@ -84,7 +93,9 @@ static acts carve(const pl_llama_hparams *hp, float *s, int64_t n) {
         a.sh = s, s += n * hp->n_embd;
         a.shg = s, s += n;
         a.hb2 = s, s += n * hp->n_ff_shexp;
-        a.hb = s;
+        a.hb = s, s += n * hp->n_ff_shexp;
+        a.work = s;
+        a.work_floats = n * (region - (int64_t)shared);
         return a;
     }
     /* the FFN's up projection reuses the attention's rows (dead by then):
@@ -211,7 +222,8 @@ static void moe_block(const pl_llama *L, const pl_llama_layer *ly, pl_compute *c
     pl_mul_mat(c, &ly->ffn_gate_inp, a->xb, n, a->router);
     pl_moe_route(c, &L->route, a->router, n, a->ids, a->ew);
     const pl_moe_ffn_weights e = {&ly->ffn_gate_exps, &ly->ffn_up_exps, &ly->ffn_down_exps};
-    pl_moe_ffn(c, &e, a->xb, a->ids, a->ew, hp->n_expert_used, n, a->moe_out);
+    pl_moe_ffn(c, &e, a->xb, a->ids, a->ew, hp->n_expert_used, n, a->moe_out, a->work,
+               (size_t)a->work_floats * sizeof(float));
     if (ly->ffn_gate_shexp.data) {
         const pl_weight *w[2] = {&ly->ffn_gate_shexp, &ly->ffn_up_shexp};
         float *const y[2] = {a->hb, a->hb2};

@@ -5,8 +5,9 @@
  *  - moe_route and sigmoid_gate: the reference's arithmetic, bit for bit;
  *  - moe_ffn (experts grouped, only their rows read): bit for bit what the
  *    same instance's own mul_mat, silu_mul and the reference sum give pair
- *    by pair -- so the grouping, the tiles, the row split over threads and
- *    the per-block sum change nothing -- and within the float-order bound
+ *    by pair -- so the grouping, the tiles, the row split over threads, the
+ *    per-block sum and where the products are kept (the caller's work rows
+ *    or the instance's scratch) change nothing -- and within the float-order bound
  *    of pl_ref_moe_ffn; for the weight types of the ladder, mixed per
  *    tensor as llama.cpp's recipes mix them, decode and prefill batch
  *    sizes, uniform and skewed routing (one expert chosen by every token);
@@ -204,12 +205,16 @@ static void test_ffn_case(uint32_t tg, uint32_t tu, uint32_t td, int64_t n_exper
         const bool emulated = getenv("PL_TEST_EMULATED") != NULL;
         CHECK(emulated || pl_ref_moe_ffn(&e, x, ids, w, n_used, n_tok, ref) == POCKETLLM_OK);
         const double bound = emulated ? INFINITY : ref_bound(&e, x, ids, w, n_used, n_tok);
+        /* the products in the caller's work rows, in too few of them (the
+         * instance's scratch then), or with none */
+        const size_t work_bytes = ti % 3 == 1 ? (size_t)16 << 20 : ti % 3 == 2 ? 100 : 0;
+        void *work = work_bytes ? malloc(work_bytes) : NULL;
         FOR_INST(v) {
             pl_compute *c = v->c;
             compose(c, &e, x, ids, w, n_used, n_tok, want, h);
             seen s = {0};
             if (observe) c->observe_mul_mat_id = observer, c->observe_user = &s;
-            c->ops->moe_ffn(c, &e, x, ids, w, n_used, n_tok, y);
+            c->ops->moe_ffn(c, &e, x, ids, w, n_used, n_tok, y, work, work_bytes);
             c->observe_mul_mat_id = NULL;
             CHECK_MSG(c->status == POCKETLLM_OK, "%s/%d moe_ffn failed: %s", v->isa, v->nt, pocketllm_last_error());
             CHECK_MSG(memcmp(y, want, (size_t)(n_tok * N_EMBD) * 4) == 0, "%s/%d moe_ffn %s/%s/%s %lld of %lld, %lld tok%s: "
@@ -230,7 +235,7 @@ static void test_ffn_case(uint32_t tg, uint32_t tu, uint32_t td, int64_t n_exper
                 for (int i = 0; i < s.n; i++) free(s.x[i]);
             }
         }
-        free(x), free(w), free(ids), free(ref), free(want), free(y), free(h);
+        free(x), free(w), free(ids), free(ref), free(want), free(y), free(h), free(work);
     }
     free((void *)gate.data), free((void *)up.data), free((void *)down.data);
 }
@@ -323,7 +328,7 @@ static void test_refusals(void) {
         memcpy(ids, cases[i].ids, 4 * sizeof *ids);
         float *xx = rnd(cases[i].n_tok * N_EMBD, 0, 0), *yy = rnd(cases[i].n_tok * N_EMBD, 0, 0);
         float *ww = rnd(cases[i].n_tok * cases[i].n_used, 0, 1);
-        c->ops->moe_ffn(c, &e, xx, ids, ww, cases[i].n_used, cases[i].n_tok, yy);
+        c->ops->moe_ffn(c, &e, xx, ids, ww, cases[i].n_used, cases[i].n_tok, yy, NULL, 0);
         CHECK_MSG(c->status != POCKETLLM_OK && strstr(pocketllm_last_error(), cases[i].what), "case %zu: %s", i,
                   pocketllm_last_error());
         c->status = POCKETLLM_OK;
@@ -341,7 +346,7 @@ static void test_refusals(void) {
     CHECK(c->ops->reserve(c, &lim) == POCKETLLM_OK);
     const pl_moe_ffn_weights e = {&gate, &up, &down};
     int32_t ok[2] = {0, 1};
-    c->ops->moe_ffn(c, &e, x, ok, w, 2, 1, y);
+    c->ops->moe_ffn(c, &e, x, ok, w, 2, 1, y, NULL, 0);
     CHECK_MSG(c->status != POCKETLLM_OK, "a dense instance ran moe_ffn");
     c->ops->free(c);
     free((void *)gate.data), free((void *)up.data), free((void *)down.data), free((void *)down3.data);

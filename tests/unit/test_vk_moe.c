@@ -352,7 +352,7 @@ static void run_ffn(const ffn_case *cs) {
     float *dy = vkt_out(&T, sizeof(float) * (size_t)(n_tok * n_out));
     vkt_get(&T, y, dy, 4); /* (the uploads done: count this pass alone) */
     const uint64_t d0 = vc->n_dispatch, s0 = vc->n_submit;
-    T.c->ops->moe_ffn(T.c, e, dx, di, dw, k, n_tok, dy);
+    T.c->ops->moe_ffn(T.c, e, dx, di, dw, k, n_tok, dy, NULL, 0);
     const uint64_t n_disp = vc->n_dispatch - d0;
     CHECK_MSG(vc->n_submit == s0, "%s: moe_ffn submitted work before its result was asked for", cs->what);
     int st = vkt_get(&T, y, dy, sizeof(float) * (size_t)(n_tok * n_out));
@@ -519,7 +519,7 @@ static int ffn_once(const pl_moe_ffn_weights *e, const float *x, const int32_t *
     float *dx = dev(x, sizeof(float) * (size_t)(n_tok * n_in)), *dw = dev(w, sizeof(float) * (size_t)(n_tok * k));
     int32_t *di = dev(ids, sizeof(int32_t) * (size_t)(n_tok * k));
     float *dy = vkt_out(&T, sizeof(float) * (size_t)(n_tok * n_out));
-    T.c->ops->moe_ffn(T.c, e, dx, di, dw, k, n_tok, dy);
+    T.c->ops->moe_ffn(T.c, e, dx, di, dw, k, n_tok, dy, NULL, 0);
     int st = vkt_get(&T, y, dy, sizeof(float) * (size_t)(n_tok * n_out));
     if (!st && h) st = vkt_get(&T, h, pl_vkc(T.c)->moe_gu, sizeof(float) * (size_t)(n_tok * k * e->gate->n_out));
     drop(dx), drop(dw), drop(di), drop(dy);
@@ -589,18 +589,18 @@ static void test_observer_and_ids(void) {
     float *dx = vkt_out(&T, sizeof(float) * (size_t)(n * N_EMBD)), *dw = vkt_out(&T, sizeof(float) * (size_t)(n * 8));
     int32_t *di = vkt_out(&T, sizeof(int32_t) * (size_t)(n * 8));
     float *dy = vkt_out(&T, sizeof(float) * (size_t)(n * N_EMBD));
-    T.c->ops->moe_ffn(T.c, &e, dx, di, dw, 8, n, dy);
+    T.c->ops->moe_ffn(T.c, &e, dx, di, dw, 8, n, dy, NULL, 0);
     CHECK_MSG(T.c->status == POCKETLLM_ERR_INTERNAL && strstr(pocketllm_last_error(), "scratch"), "%s",
               pocketllm_last_error());
     vkt_reset(&T);
-    T.c->ops->moe_ffn(T.c, &e, dx, di, dw, 17, 1, dy);
+    T.c->ops->moe_ffn(T.c, &e, dx, di, dw, 17, 1, dy, NULL, 0);
     CHECK(T.c->status == POCKETLLM_ERR_INVALID_ARGUMENT);
     vkt_reset(&T);
     const uint64_t moe_bytes = T.c->reserved_bytes;
     pl_compute_limits dense = {.n_batch = N_BATCH, .max_in = N_EMBD, .n_ctx = 64, .head_dim = 64};
     CHECK(T.c->ops->reserve(T.c, &dense) == POCKETLLM_OK && pl_vkc(T.c)->moe_gu == NULL);
     CHECK(T.c->reserved_bytes < moe_bytes);
-    T.c->ops->moe_ffn(T.c, &e, dx, di, dw, 2, 1, dy);
+    T.c->ops->moe_ffn(T.c, &e, dx, di, dw, 2, 1, dy, NULL, 0);
     CHECK_MSG(T.c->status == POCKETLLM_ERR_INTERNAL && strstr(pocketllm_last_error(), "dense"), "%s",
               pocketllm_last_error());
     vkt_reset(&T);

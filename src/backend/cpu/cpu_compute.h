@@ -23,16 +23,17 @@ typedef struct pl_cpu_compute {
     /* attention: per thread, scores (n_ctx floats) and q in f16 */
     void *attn;
     size_t attn_stride; /* bytes per thread */
-    /* moe_ffn (cpu_moe.c), when the limits name experts: the grouping
-     * (grouped row -> pair, then pair -> grouped row), the grouped input
-     * rows in a vec_dot type, the SwiGLU outputs h, and per thread a
-     * buffer of products */
+    /* moe_ffn (cpu_moe_ffn.c), when the limits name experts: the grouping
+     * (grouped row -> pair, then pair -> grouped row), and -- used only when
+     * the graph's work rows are too small, and faulted in only as far as a
+     * pass uses them -- the SwiGLU outputs in down's vec_dot type, x in up's
+     * when gate's differs, and a region per thread */
     int32_t *moe_order;
-    void *moe_act;
-    float *moe_h;
-    float *moe_tmp;
-    int64_t moe_pairs; /* most (token, slot) pairs of a pass */
-    size_t moe_act_bytes, moe_h_floats, moe_tmp_stride;
+    void *moe_h;
+    void *moe_tok2;
+    void *moe_thread;
+    int64_t moe_pairs;     /* most (token, slot) pairs of a pass */
+    size_t moe_h_bytes, moe_thread_bytes;
 } pl_cpu_compute;
 
 static inline pl_cpu_compute *pl_cpu(pl_compute *c) { return (pl_cpu_compute *)c; }
@@ -71,14 +72,15 @@ void pl_cpu_gelu_erf(pl_compute *c, const float *x, float *y, int64_t n);
 void pl_cpu_im2col(pl_compute *c, const pl_im2col_params *p, const float *x, float *y);
 void pl_cpu_transpose(pl_compute *c, const float *x, float *y, int64_t batch, int64_t rows, int64_t cols);
 
-/* mixture of experts (cpu_moe.c): the scratch, sized from the limits'
- * moe_n_used and moe_n_ff (nothing for a dense model), and the ops */
+/* mixture of experts (cpu_moe.c, cpu_moe_ffn.c): the scratch, sized from
+ * the limits' moe_n_used and moe_n_ff (nothing for a dense model), and the
+ * ops */
 pocketllm_status pl_cpu_moe_reserve(pl_cpu_compute *cc, const pl_compute_limits *lim);
 void pl_cpu_moe_free(pl_cpu_compute *cc);
 void pl_cpu_moe_route(pl_compute *c, const pl_moe_route_params *p, const float *logits, int64_t n_tok, int32_t *ids,
                       float *w);
 void pl_cpu_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
-                    int64_t n_used, int64_t n_tok, float *y);
+                    int64_t n_used, int64_t n_tok, float *y, void *work, size_t work_bytes);
 void pl_cpu_sigmoid_gate(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n);
 
 /* Whether mul_mat/get_rows can run on weights of this type. */

@@ -160,7 +160,7 @@ bool pl_vk_moe_grouped(const pl_vk_compute *vc, int64_t n_tok, int64_t n_used, i
 void pl_vk_moe_route(pl_compute *c, const pl_moe_route_params *p, const float *logits, int64_t n_tok, int32_t *ids,
                      float *w);
 void pl_vk_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
-                   int64_t n_used, int64_t n_tok, float *y);
+                   int64_t n_used, int64_t n_tok, float *y, void *work, size_t work_bytes);
 void pl_vk_sigmoid_gate(pl_compute *c, const float *x, const float *g, float *y, int64_t rows, int64_t n);
 /* moe_ffn's scratch for the limits (nothing for a dense model), and its
  * release; reserve() and free() call them. */

@@ -187,7 +187,8 @@ static bool fits(pl_vk_compute *vc, const pl_moe_ffn_weights *e, int64_t n_used,
 }
 
 void pl_vk_moe_ffn(pl_compute *c, const pl_moe_ffn_weights *e, const float *x, const int32_t *ids, const float *w,
-                   int64_t n_used, int64_t n_tok, float *y) {
+                   int64_t n_used, int64_t n_tok, float *y, void *work, size_t work_bytes) {
+    (void)work, (void)work_bytes; /* the device keeps its products in its own scratch */
     pl_vk_compute *vc = pl_vkc(c);
     if (c->status || n_tok <= 0) return;
     pocketllm_status st = pl_moe_ffn_check(e, n_used);
