@@ -100,6 +100,10 @@ bool pl_vk_load_instance(pl_vk_fns *fn, VkInstance inst);
 /* The device functions of `dev`; false when one is missing. */
 bool pl_vk_load_device(pl_vk_fns *fn, VkDevice dev);
 
+/* In sanitizer builds: keep every library loaded so far (the driver the
+ * loader just opened) from being unloaded; a no-op otherwise. */
+void pl_vk_pin_driver(void);
+
 /* A one-line name for a VkResult ("VK_ERROR_OUT_OF_DEVICE_MEMORY"). */
 const char *pl_vk_result_name(VkResult r);
 

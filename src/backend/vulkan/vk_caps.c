@@ -51,6 +51,7 @@ bool pl_vk_instance_new(pl_vk_fns *fn, VkInstance *out, char *why, size_t why_ca
         snprintf(why, why_cap, "vkCreateInstance failed: %s", pl_vk_result_name(r));
         return false;
     }
+    pl_vk_pin_driver();
     if (!pl_vk_load_instance(fn, *out)) {
         snprintf(why, why_cap, "the Vulkan loader lacks instance functions the backend needs");
         return false;
