@@ -3,11 +3,11 @@
 # build the release tree and run every test; build again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and run the tests there too;
 # then run each fuzz target for a bounded time.  Exit status 0 only if all
-# of it passed.  FUZZ_SECONDS (default 60) bounds each fuzz target.
+# of it passed.  FUZZ_SECONDS (default 30) bounds each fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 JOBS=$(nproc)
 
 step() { echo "==> $*" >&2; }
@@ -60,8 +60,14 @@ step "sanitizer tests"
 # binaries, which the sanitizers do not instrument; the Vulkan batching test
 # runs there only too: on lavapipe it
 # takes minutes under the sanitizers, and its C paths are the CPU batching
-# test's plus the Vulkan ones test_vk_* and test_vulkan_cli cover here)
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE 'oracle|arm64' -E '^e2e\.test_vulkan_serve_batch$')
+# test's plus the Vulkan ones test_vk_* and test_vulkan_cli cover here; fit's
+# two MoE tests, which walk every rung of the ladder with quantize and
+# perplexity, run there only too: nine minutes under the sanitizers, for C
+# paths test_fit_mmproj (fit's walk and its measurements), test_eval_cli and
+# test_serve_batch_moe (MoE evaluation) and test_vk_moe / test_moe_ops (the
+# expert kernels) run here)
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE 'oracle|arm64' \
+  -E '^e2e\.(test_vulkan_serve_batch|test_fit_moe|test_fit_plan)$')
 
 step "fuzzing (${FUZZ_SECONDS}s per target, $JOBS at a time)"
 # one fuzz target: seed a corpus, run it for FUZZ_SECONDS, keep its log

@@ -20,9 +20,7 @@ for args in "--batch 1" "--batch 3" "--batch 17" "--batch 64"; do
     [ "$got" = "$base" ] || fail "vulkan qwen3moe: ids with $args differ from one batched pass"
 done
 ladder_run <<'EOF_LIST'
-Q8_0    0.2 2e-2 2e-2
 Q4_K_M  0.2 2e-2 2e-2
-Q2_K    0.2 2e-2 2e-2
 IQ2_XXS 0.2 2e-2 2e-2
 EOF_LIST
 

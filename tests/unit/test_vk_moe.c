@@ -450,6 +450,13 @@ static void test_ffn_types(bool has_dot) {
     pl_vk_device *d = (pl_vk_device *)T.dev;
     const bool saved = d->no_int_dot;
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+#ifdef PL_SANITIZE_BUILD
+        /* The sanitizers check the host code, which is the same for every
+         * weight type (the shaders run in lavapipe, uninstrumented): the
+         * sanitizer pass takes a float, a k-quant, an i-quant and the two
+         * mixes; the release pass runs every type. */
+        if (ti != 1 && ti != 5 && ti != 10 && ti != 12 && ti != 13) continue;
+#endif
         const uint32_t *ty = types[ti];
         const bool flt = ty[0] == PL_TYPE_F32 || ty[0] == PL_TYPE_F16 || ty[0] == PL_TYPE_BF16;
         const int64_t ne = flt ? 16 : 128; /* (float experts are big) */
