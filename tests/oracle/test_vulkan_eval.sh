@@ -8,6 +8,7 @@
 #     input from the device) agrees with llama-imatrix's collection within
 #     0.1% per column, with and without --process-output.
 . "$(dirname "$0")/vulkan_lib.sh"
+. "$(dirname "$0")/ppl_lib.sh"
 BIN=$PL_BIN
 S=$PL_SHARED/models/stories260K.gguf
 T=$PL_SRC/tests/oracle/data/eval_story.txt
@@ -16,21 +17,7 @@ CMP=$PL_TOOLS/pl_imatrix_cmp
 expect_rc 0 "$ORACLE" quantize "$S" "$Q" Q4_0 -t 1
 
 for model in "$S" "$Q"; do
-    for ctx in 128 256; do
-        expect_rc 0 "$ORACLE" perplexity "$model" --file "$T" --ctx "$ctx" -t 1 || continue
-        ref=$(cat "$PL_TMP/out")
-        expect_rc 0 "$BIN" perplexity --quiet --model "$model" --file "$T" --ctx "$ctx" --json --device vulkan || continue
-        /usr/bin/python3 - "$PL_TMP/out" "$ref" "$(basename "$model") ctx $ctx" <<'PY' || fail "vulkan $(basename "$model") ctx $ctx: perplexity differs from llama.cpp's"
-import json, sys
-ours = json.load(open(sys.argv[1]))
-ref, scored = sys.argv[2].split()
-rel = abs(ours["ppl"] / float(ref) - 1)
-print(f"vulkan {sys.argv[3]}: ours {ours['ppl']:.6f}, llama.cpp {float(ref):.6f}, relative {rel:.2e} over {ours['scored']} positions", file=sys.stderr)
-assert ours["scored"] == int(scored), (ours["scored"], scored)
-assert rel <= 1e-3, rel
-PY
-        ok
-    done
+    for ctx in 128 256; do ppl_check "vulkan $(basename "$model")" "$model" "$T" "$ctx" -t 1; done
 done
 
 # the device against the CPU, position by position
