@@ -16,7 +16,7 @@ _SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?
 
 
 def read(path):
-    """(keys, tensors): keys a dict; tensors a list of dicts name, type, ne, params, bytes."""
+    """(keys, tensors): keys a dict; tensors a list of dicts name, type, ne, params, bytes, offset (in the file)."""
     b = open(path, "rb").read()
     pos = 0
 
@@ -53,12 +53,18 @@ def read(path):
         name = string()
         ne = [take("<Q") for _ in range(take("<I"))]
         t = take("<I")
-        take("<Q")
+        rel = take("<Q")
         params = 1
         for x in ne:
             params *= x
         tname, blk, size = TYPES[t]
-        tensors.append({"name": name, "type": tname, "ne": ne, "params": params, "bytes": params // blk * size})
+        tensors.append({"name": name, "type": tname, "ne": ne, "params": params, "bytes": params // blk * size,
+                        "offset": rel})
+    # the offsets count from the data section, which starts aligned
+    align = keys.get("general.alignment", 32)
+    start = (pos + align - 1) // align * align
+    for t in tensors:
+        t["offset"] += start
     return keys, tensors
 
 
