@@ -63,9 +63,9 @@ step "sanitizer tests"
 # test's plus the Vulkan ones test_vk_* and test_vulkan_cli cover here; fit's
 # two MoE tests, which walk every rung of the ladder with quantize and
 # perplexity, run there only too: nine minutes under the sanitizers, for C
-# paths test_fit_mmproj (fit's walk and its measurements), test_eval_cli and
-# test_serve_batch_moe (MoE evaluation) and test_vk_moe / test_moe_ops (the
-# expert kernels) run here)
+# paths test_fit_mmproj (fit's walk and its measurements), test_eval_cli
+# (fit on a quantized source), test_serve_batch_moe (MoE passes) and
+# test_vk_moe / test_moe_ops (the expert kernels) run here)
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE 'oracle|arm64' \
   -E '^e2e\.(test_vulkan_serve_batch|test_fit_moe|test_fit_plan)$')
 
