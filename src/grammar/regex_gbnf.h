@@ -1,0 +1,103 @@
+/*
+ * regex_gbnf.h -- ECMAScript regular expressions (the JSON-schema
+ * "pattern" dialect) compiled to GBNF, plus the small text helpers the
+ * JSON-schema compiler shares with it.
+ *
+ * The regex describes the *decoded* value of a JSON string; the GBNF it
+ * becomes describes that string's JSON text between the quotes, so every
+ * code point the regex allows is written in its one canonical JSON form:
+ * `"` as \", `\` as \\, U+0008/09/0A/0C/0D as \b \t \n \f \r, the other
+ * control characters and U+007F as \u00xx (lower-case hex), everything
+ * else as itself.
+ *
+ * Dialect: literals, escapes (\d \w \s \D \W \S \t \n \r \v \f \0 \xHH
+ * \uHHHH \cX and escaped punctuation), classes [..] [^..], `.`, groups
+ * ( ) (?: ) (?<name> ), alternation, quantifiers * + ? {m} {m,} {m,n},
+ * `^` at the start and `$` at the end of a top-level alternative.  A side
+ * without its anchor matches anywhere (JSON Schema's search semantics).
+ * Refused: lookarounds, backreferences, lazy quantifiers, \b \B word
+ * boundaries, \p{..} property escapes, anchors anywhere else.
+ */
+#ifndef PL_GRAMMAR_REGEX_GBNF_H
+#define PL_GRAMMAR_REGEX_GBNF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- a growing text buffer (out of memory is remembered in oom) ---- */
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int oom;
+} pl_sb;
+
+void pl_sb_putn(pl_sb *sb, const char *s, size_t n);
+void pl_sb_puts(pl_sb *sb, const char *s);
+void pl_sb_putc(pl_sb *sb, char c);
+void pl_sb_printf(pl_sb *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The text (NUL-terminated, owned by the caller), or NULL when memory ran
+   out; the buffer is empty afterwards either way. */
+char *pl_sb_take(pl_sb *sb);
+void pl_sb_free(pl_sb *sb);
+
+/* ---- code point sets: sorted, disjoint, non-adjacent ranges ---- */
+typedef struct {
+    uint32_t lo, hi;
+} pl_cprange;
+
+typedef struct {
+    pl_cprange *r;
+    size_t n, cap;
+    int oom;
+} pl_cpset;
+
+void pl_cpset_add(pl_cpset *set, uint32_t lo, uint32_t hi);
+int pl_cpset_has(const pl_cpset *set, uint32_t cp);
+void pl_cpset_free(pl_cpset *set);
+
+/* One code point from UTF-8 at s[*i] (advancing *i); 0 on a malformed,
+   overlong or surrogate sequence. */
+int pl_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp);
+int pl_utf8_valid(const char *s, size_t len);
+
+/* GBNF string literal ("...") for UTF-8 text. */
+void pl_gbnf_put_literal(pl_sb *sb, const char *text, size_t len);
+/* The canonical JSON text of a string's content (no quotes). */
+void pl_json_put_string_body(pl_sb *sb, const char *utf8, size_t len);
+void pl_json_put_cp(pl_sb *sb, uint32_t cp);
+/* GBNF expression for the canonical JSON text of any one code point of
+   the set (which must not be empty); returns its shape: 0 one atom (a
+   literal or a class), 1 a sequence, 2 an alternation. */
+int pl_gbnf_put_json_charset(pl_sb *sb, const pl_cpset *set);
+
+/* ---- regular expressions ---- */
+typedef struct pl_regex pl_regex;
+
+/* Parse a pattern; NULL with err filled when it is invalid or uses a
+   construct that has no exact grammar. */
+pl_regex *pl_regex_parse(const char *pattern, char *err, size_t errlen);
+void pl_regex_free(pl_regex *re);
+
+/* The code point lengths of the matched strings (max -1: unbounded). */
+void pl_regex_length(const pl_regex *re, long *min, long *max);
+
+/* Keep only the matches of min..max code points (max -1: no maximum).
+   Returns 1 when that is exact, 2 when it had to narrow the language
+   further to a subset (several parts of the pattern vary in length),
+   0 when no match is left, -1 (err filled) when it cannot be done. */
+int pl_regex_limit_length(pl_regex *re, long min, long max, char *err, size_t errlen);
+
+/* GBNF expression (safe inside a sequence) for the JSON text of the
+   strings the regex matches, without the quotes; "" when it matches only
+   the empty string.  NULL when memory ran out. */
+char *pl_regex_to_gbnf(const pl_regex *re);
+
+/* Does the regex match the whole UTF-8 string?  1 yes, 0 no, -1 the
+   search gave up (too many steps) or the text is not UTF-8. */
+int pl_regex_match(const pl_regex *re, const char *s, size_t len);
+
+#endif
