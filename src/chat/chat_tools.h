@@ -130,7 +130,8 @@ void pl_tool_parser_free(pl_tool_parser *p);
 int pl_tool_parser_ncalls(const pl_tool_parser *p);
 /* Call i: its name, id and complete arguments JSON text (NUL-terminated). */
 void pl_tool_parser_call(const pl_tool_parser *p, int i, const char **name, const char **id, const char **arguments);
-/* The content events joined; NULL when empty or whitespace only. */
+/* The content events joined, as a C string (cut at a NUL byte the model
+ * wrote); NULL when empty or whitespace only. */
 const char *pl_tool_parser_content(const pl_tool_parser *p);
 /* Why the parse was botched, NULL when it was not. */
 const char *pl_tool_parser_error(const pl_tool_parser *p);

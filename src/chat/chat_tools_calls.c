@@ -129,7 +129,10 @@ int pl_tp_step_json(pl_tool_parser *p) {
     case P_J_KEYSTR: {
         bool esc;
         size_t q = string_end(p, &esc);
-        if (q == (size_t)-1) return R_WAIT;
+        if (q == (size_t)-1) {
+            if (p->text.len - p->pos > 256) return pl_tp_botch(p, "a key in a tool call is too long");
+            return R_WAIT;
+        }
         p->key_role = esc ? KEY_OTHER : key_role(t + p->pos, q - p->pos);
         p->nkeys++;
         p->pos = q + 1;

@@ -189,6 +189,17 @@ void pl_tp_section(pl_tool_parser *p) {
 
 /* ---- content ----------------------------------------------------------- */
 
+/* Up to WS_DROP whitespace bytes before a call are dropped from the content
+ * (a bound, so a model that writes pages of blank lines costs no rescans;
+ * the batch parse drops the same bytes). */
+#define WS_DROP 256
+
+static size_t trim_ws_end(const pl_tool_parser *p, size_t from, size_t end) {
+    size_t stop = end - from > WS_DROP ? end - WS_DROP : from;
+    while (end > stop && pl_tp_ws(p->text.s[end - 1])) end--;
+    return end;
+}
+
 static int step_content(pl_tool_parser *p) {
     size_t len = p->text.len;
     if (p->after_call) {
@@ -206,21 +217,19 @@ static int step_content(pl_tool_parser *p) {
         return R_IDLE;
     }
     size_t tn = strlen(trig);
-    size_t at = pl_tp_find(p, p->pos, trig, tn);
+    /* (text before cscan was searched already: no trigger starts there) */
+    size_t at = pl_tp_find(p, p->pos > p->cscan ? p->pos : p->cscan, trig, tn);
     if (at != (size_t)-1) {
-        size_t end = at;
-        while (end > p->pos && pl_tp_ws(p->text.s[end - 1])) end--;
+        size_t end = trim_ws_end(p, p->pos, at);
         emit_content(p, p->pos, end);
         p->settled = at; /* the whitespace before a call is dropped */
         p->pos = at + tn;
         pl_tp_section(p);
         return R_GO;
     }
+    p->cscan = len >= tn ? len - tn + 1 : 0;
     size_t end = len;
-    if (!p->final) {
-        end -= pl_tp_partial(p, p->pos, trig, tn);
-        while (end > p->pos && pl_tp_ws(p->text.s[end - 1])) end--;
-    }
+    if (!p->final) end = trim_ws_end(p, p->pos, end - pl_tp_partial(p, p->pos, trig, tn));
     emit_content(p, p->pos, end);
     p->pos = p->settled = end;
     return R_IDLE;
@@ -229,10 +238,10 @@ static int step_content(pl_tool_parser *p) {
 /* llama3: the reply is a call when it starts with '{' (or <|python_tag|>) */
 static int step_l3_start(pl_tool_parser *p) {
     static const char tag[] = "<|python_tag|>";
-    size_t save = p->pos;
+    size_t save = p->settled; /* 0: the leading whitespace is passed over, not sent */
     if (!pl_tp_skip_ws(p)) {
-        p->pos = save;
         if (!p->final) return R_IDLE;
+        p->pos = save;
         p->st = P_TEXT_ONLY;
         return R_GO;
     }
@@ -247,10 +256,7 @@ static int step_l3_start(pl_tool_parser *p) {
         p->st = P_J_ITEM;
         return R_GO;
     }
-    if (m < 0 && !p->final) {
-        p->pos = save;
-        return R_IDLE;
-    }
+    if (m < 0 && !p->final) return R_IDLE;
     p->pos = save;
     p->st = P_TEXT_ONLY;
     return R_GO;
@@ -375,8 +381,8 @@ void pl_tool_parser_call(const pl_tool_parser *p, int i, const char **name, cons
 }
 
 const char *pl_tool_parser_content(const pl_tool_parser *p) {
-    const pl_tsb *c = &p->content;
-    for (size_t i = 0; i < c->len; i++)
+    const pl_tsb *c = &p->content; /* (as a C string: up to a NUL byte the model wrote) */
+    for (size_t i = 0; i < c->len && c->s[i]; i++)
         if (!pl_tp_ws(c->s[i])) return c->s;
     return NULL;
 }

@@ -72,6 +72,7 @@ struct pl_tool_parser {
     pl_tsb text;    /* the reply so far */
     size_t pos;     /* parsed up to here */
     size_t settled; /* the text before this is represented by events */
+    size_t cscan;   /* content: no trigger starts before this */
     int st;
     bool final;      /* finishing: no more text will come */
     bool after_call; /* content: whitespace after a call is dropped */
