@@ -513,6 +513,114 @@ static void test_grammar(void) {
     cJSON_Delete(bad);
 }
 
+/* ---- the grammar engine agrees with the parser ------------------------------------
+ * With src/grammar in the tree: each format's grammar (parallel) is parsed
+ * by the engine and accepts a two-call reply in the format's canonical
+ * text, which the parser reads as those two calls; the grammar without
+ * parallel refuses it. */
+#if defined(__has_include)
+#if __has_include("grammar/grammar_match.h") && __has_include("grammar/json_schema.h")
+#define HAVE_GRAMMAR_ENGINE 1
+#include "grammar/gbnf.h"
+#include "grammar/grammar_match.h"
+#endif
+#endif
+
+#ifdef HAVE_GRAMMAR_ENGINE
+#define A2 "{\"city\": \"Pa<ris\", \"days\": 3}"
+#define J2(open, sep, close)                                                                                        \
+    open "{\"name\": \"get_weather\", \"arguments\": " A2 "}" sep "{\"name\": \"get_time\", \"arguments\": {}}" close
+
+static const struct {
+    pl_tool_format f;
+    const char *reply;
+} CANON[] = {
+    {PL_TOOLS_HERMES, J2("<tool_call>\n", "\n</tool_call>\n<tool_call>\n", "\n</tool_call>")},
+    {PL_TOOLS_QWEN_XML, "<tool_call>\n<function=get_weather>\n<parameter=city>\nPa<ris\n</parameter>\n<parameter=days>\n3"
+                        "\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n</function>\n"
+                        "</tool_call>"},
+    {PL_TOOLS_LLAMA3_JSON, "{\"name\": \"get_weather\", \"parameters\": " A2 "}\n{\"name\": \"get_time\", "
+                           "\"parameters\": {}}"},
+    {PL_TOOLS_MISTRAL, "[TOOL_CALLS]get_weather[ARGS]" A2 "[TOOL_CALLS]get_time[ARGS]{}"},
+    {PL_TOOLS_MISTRAL_CALL_ID, "[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]" A2
+                               "[TOOL_CALLS]get_time[CALL_ID]abc123XYZ[ARGS]{}"},
+    {PL_TOOLS_MISTRAL_NEMO, J2("[TOOL_CALLS][", ", ", "]")},
+    {PL_TOOLS_GRANITE, J2("<|tool_call|>[", ", ", "]")},
+    {PL_TOOLS_FIREFUNCTION, J2("functools[", ", ", "]")},
+    {PL_TOOLS_APRIEL, J2("<tool_calls>[", ", ", "]</tool_calls>")},
+    {PL_TOOLS_MINIMAX_M1, J2("<tool_calls>\n", "\n", "\n</tool_calls>")},
+    {PL_TOOLS_NEMOTRON_V2, J2("<TOOLCALL>[", ", ", "]</TOOLCALL>")},
+    {PL_TOOLS_KIMI_K2, "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" A2
+                       "<|tool_call_end|><|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{}"
+                       "<|tool_call_end|><|tool_calls_section_end|>"},
+    {PL_TOOLS_DEEPSEEK_R1, DS_CALLS_BEGIN DS_CALL_BEGIN "function" DS_SEP "get_weather\n```json\n" A2 "\n```" DS_CALL_END
+                           "\n" DS_CALL_BEGIN "function" DS_SEP "get_time\n```json\n{}\n```" DS_CALL_END DS_CALLS_END},
+    {PL_TOOLS_DEEPSEEK_V31, DS_CALLS_BEGIN DS_CALL_BEGIN "get_weather" DS_SEP A2 DS_CALL_END DS_CALL_BEGIN "get_time" DS_SEP
+                            "{}" DS_CALL_END DS_CALLS_END},
+    {PL_TOOLS_FUNCTIONARY_V31, "<function=get_weather>" A2 "</function><function=get_time>{}</function>"},
+    {PL_TOOLS_SOLAR, "<|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>get_weather<|tool_call:args|>" A2 "<|tool_call:end|>\n"
+                     "<|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>get_time<|tool_call:args|>{}<|tool_call:end|>"},
+    {PL_TOOLS_SEED_OSS, "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Pa<ris</parameter>\n<parameter=days>3"
+                        "</parameter>\n</function>\n</seed:tool_call>\n<seed:tool_call>\n<function=get_time>\n</function>\n"
+                        "</seed:tool_call>"},
+    {PL_TOOLS_MINIMAX_M2, "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Pa<ris</parameter>\n"
+                          "<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"get_time\">\n</invoke>\n"
+                          "</minimax:tool_call>"},
+    {PL_TOOLS_GLM, "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Pa<ris</arg_value>\n<arg_key>days</arg_key>\n"
+                   "<arg_value>3</arg_value>\n</tool_call>\n<tool_call>get_time\n</tool_call>"},
+    {PL_TOOLS_DSML_V32, "<" DSML "function_calls>\n<" DSML "invoke name=\"get_weather\">\n<" DSML
+                        "parameter name=\"city\" string=\"true\">Pa<ris</" DSML "parameter>\n<" DSML
+                        "parameter name=\"days\" string=\"false\">3</" DSML "parameter>\n</" DSML "invoke>\n<" DSML
+                        "invoke name=\"get_time\">\n</" DSML "invoke>\n</" DSML "function_calls>"},
+    {PL_TOOLS_DSML_V4, "<" DSML "tool_calls>\n<" DSML "invoke name=\"get_weather\">\n<" DSML
+                       "parameter name=\"city\" string=\"true\">Pa<ris</" DSML "parameter>\n<" DSML
+                       "parameter name=\"days\" string=\"false\">3</" DSML "parameter>\n</" DSML "invoke>\n<" DSML
+                       "invoke name=\"get_time\">\n</" DSML "invoke>\n</" DSML "tool_calls>"},
+    {PL_TOOLS_HY3, "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n"
+                   "<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Pa<ris</arg_value:opensource>\n"
+                   "<arg_key:opensource>days</arg_key:opensource>\n<arg_value:opensource>3</arg_value:opensource>\n"
+                   "</tool_call:opensource>\n<tool_call:opensource>get_time<tool_sep:opensource>\n"
+                   "</tool_call:opensource>\n</tool_calls:opensource>"},
+};
+
+static bool grammar_accepts(pl_tool_format f, bool parallel, const char *reply) {
+    char err[256];
+    char *text = pl_tools_grammar(f, g_tools, NULL, parallel, err, sizeof err);
+    CHECK_MSG(text != NULL, "%s: no grammar: %s", pl_tools_format_name(f), err);
+    if (!text) return false;
+    pl_gbnf g;
+    bool ok = pl_gbnf_parse(text, "root", &g, err, sizeof err);
+    CHECK_MSG(ok, "%s: the engine refuses the grammar: %s\n%s", pl_tools_format_name(f), err, text);
+    bool acc = false;
+    if (ok) {
+        pl_gmatch *m = pl_gmatch_new(&g);
+        uint32_t st = pl_gmatch_feed(m, pl_gmatch_start(m), (const uint8_t *)reply, strlen(reply));
+        acc = st != PL_GM_DEAD && pl_gmatch_accepting(m, st);
+        pl_gmatch_free(m);
+        pl_gbnf_free(&g);
+    }
+    free(text);
+    return acc;
+}
+
+static void test_grammar_engine(void) {
+    const char *want = "-|get_weather {\"city\": \"Pa<ris\", \"days\": 3}|get_time {}";
+    CHECK(sizeof CANON / sizeof CANON[0] == PL_TOOLS_COUNT - PL_TOOLS_HERMES);
+    for (size_t i = 0; i < sizeof CANON / sizeof CANON[0]; i++) {
+        pl_tool_format f = CANON[i].f;
+        CHECK_MSG(grammar_accepts(f, true, CANON[i].reply), "%s: the grammar refuses its own format's calls",
+                  pl_tools_format_name(f));
+        CHECK_MSG(!grammar_accepts(f, false, CANON[i].reply), "%s: one-call grammar accepts two calls",
+                  pl_tools_format_name(f));
+        rec r;
+        char *got = run(f, g_tools, CANON[i].reply, NULL, 0, 1, &r);
+        rec_free(&r);
+        CHECK_MSG(strcmp(got, want) == 0, "%s: parsed '%s'", pl_tools_format_name(f), got);
+        free(got);
+    }
+}
+#endif
+
 /* ---- the template -> format table --------------------------------------------- */
 
 static const struct {
@@ -678,6 +786,11 @@ int main(void) {
     test_xml_families();
     test_ids_and_untyped();
     test_grammar();
+#ifdef HAVE_GRAMMAR_ENGINE
+    test_grammar_engine();
+#else
+    fprintf(stderr, "(src/grammar is not in this tree: the grammars were not run through the engine)\n");
+#endif
     test_table();
     cJSON_Delete(g_tools);
     TEST_DONE();
