@@ -388,6 +388,10 @@ static void put_seq_item(pl_sb *sb, const char *e)
 static void put_quantified(pl_sb *sb, const char *e, long min, long max)
 {
     size_t n = strlen(e);
+    if (min == 1 && max == 1) {
+        put_seq_item(sb, e);
+        return;
+    }
     if (expr_is_term(e) && !(e[0] == '"' && n > 3) && n && !strchr("*+?}", e[n - 1])) {
         pl_sb_puts(sb, e);
     } else {
@@ -532,7 +536,7 @@ static int put_json(pl_sb *sb, const cJSON *v)
         put_double(sb, v->valuedouble);
     } else if (cJSON_IsString(v)) {
         size_t n = strlen(v->valuestring);
-        if (!pl_utf8_valid(v->valuestring, n))
+        if (!pl_rx_utf8_valid(v->valuestring, n))
             return 0;
         pl_sb_putc(sb, '"');
         pl_json_put_string_body(sb, v->valuestring, n);
@@ -552,7 +556,7 @@ static int put_json(pl_sb *sb, const cJSON *v)
             if (e != v->child)
                 pl_sb_putc(sb, ',');
             size_t n = strlen(e->string);
-            if (!pl_utf8_valid(e->string, n))
+            if (!pl_rx_utf8_valid(e->string, n))
                 return 0;
             pl_sb_putc(sb, '"');
             pl_json_put_string_body(sb, e->string, n);
@@ -1527,7 +1531,7 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
     }
     for (size_t i = 0; i < np; i++) {
         const char *key = ps[i].key;
-        if (!pl_utf8_valid(key, strlen(key))) {
+        if (!pl_rx_utf8_valid(key, strlen(key))) {
             fail(c, "invalid property name at %s: not UTF-8", path);
             goto done_opt;
         }
