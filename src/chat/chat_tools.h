@@ -90,7 +90,9 @@ char *pl_tools_grammar(pl_tool_format f, const cJSON *tools, const char *only_na
  * whitespace next to calls is dropped.  CALL_START comes once the name is
  * complete and known to be one of the tools (any name when tools is NULL);
  * ARGS events carry fragments of function.arguments: for the JSON formats
- * the model's own text of the arguments object, for the XML formats a JSON
+ * the model's own text of the arguments object (when the model wrote a
+ * JSON string holding the object, as OpenAI does: its decoded text, sent
+ * whole once checked), for the XML formats a JSON
  * object built as the parameters arrive ({"city": "Par ... is"}), each
  * value typed by the tool's parameter schema.  Calls get index 0, 1, ... */
 typedef struct pl_tool_parser pl_tool_parser;

@@ -115,7 +115,7 @@ int pl_tp_step_json(pl_tool_parser *p) {
         if (!pl_tp_skip_ws(p)) return R_WAIT;
         if (t[p->pos] != '{') return pl_tp_botch(p, "a tool call is not a JSON object");
         p->pos++;
-        p->have_name = p->have_args = p->in_call = false;
+        p->have_name = p->have_args = p->in_call = p->args_str = false;
         p->nkeys = 0;
         p->st = P_J_KEY;
         return R_GO;
@@ -157,7 +157,10 @@ int pl_tp_step_json(pl_tool_parser *p) {
         }
         if (p->key_role == KEY_ARGS) {
             if (p->have_args) return pl_tp_botch(p, "a tool call with two argument objects");
-            if (t[p->pos] != '{') return pl_tp_botch(p, "a tool call's arguments are not a JSON object");
+            /* an object, or (as OpenAI writes them) a string holding one */
+            if (t[p->pos] != '{' && t[p->pos] != '"')
+                return pl_tp_botch(p, "a tool call's arguments are not a JSON object");
+            p->args_str = t[p->pos] == '"';
             p->args_start = p->pos;
         }
         pl_jscan_init(&p->js);
@@ -173,18 +176,26 @@ int pl_tp_step_json(pl_tool_parser *p) {
         if (esc) return pl_tp_botch(p, "tool call with a bad function name");
         if (!pl_tp_call_start(p, p->pos, q)) return R_IDLE;
         p->have_name = true;
-        if (p->have_args) pl_tp_args(p, t + p->args_start, p->args_end - p->args_start);
+        if (p->have_args && p->args_str) pl_tp_args(p, p->sargs.s, p->sargs.len);
+        else if (p->have_args) pl_tp_args(p, t + p->args_start, p->args_end - p->args_start);
         p->pos = q + 1;
         p->st = P_J_NEXTKEY;
         return R_GO;
     }
     case P_J_SCAN: {
         bool args = p->key_role == KEY_ARGS;
-        int r = pl_tp_scan_args(p, args && p->in_call);
+        int r = pl_tp_scan_args(p, args && p->in_call && !p->args_str);
         if (r != R_GO) return r;
         if (args) {
             p->args_end = p->pos;
             p->have_args = true;
+        }
+        if (args && p->args_str) { /* passed on whole, once decoded and checked */
+            p->sargs.len = 0;
+            if (!pl_json_unescape(&p->sargs, t + p->args_start, p->args_end - p->args_start) || !pl_tsb_str(&p->sargs) ||
+                pl_json_type_of(p->sargs.s, p->sargs.len) != PL_JT_OBJ)
+                return pl_tp_botch(p, "a tool call's arguments string does not hold a JSON object");
+            pl_tp_args(p, p->sargs.s, p->sargs.len);
         }
         p->st = P_J_NEXTKEY;
         return R_GO;

@@ -99,6 +99,10 @@ bool pl_jscan_end(const pl_jscan *s);
 enum { PL_JT_STR = 1, PL_JT_NUM = 2, PL_JT_INT = 4, PL_JT_BOOL = 8, PL_JT_NULL = 16, PL_JT_OBJ = 32, PL_JT_ARR = 64 };
 unsigned pl_json_type_of(const char *s, size_t n);
 
+/* Appends the text a JSON string literal (quotes included, already
+ * validated) stands for; false on a bad \u escape. */
+bool pl_json_unescape(pl_tsb *b, const char *s, size_t n);
+
 /* Appends s as the inside of a JSON string (no quotes). */
 void pl_json_escape(pl_tsb *b, const char *s, size_t n);
 

@@ -327,3 +327,61 @@ void pl_json_escape(pl_tsb *b, const char *s, size_t n) {
     }
     pl_tsb_add(b, s + run, n - run);
 }
+
+static int hex4(const char *s) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        v = v * 16 + (c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c - 'A' + 10);
+    }
+    return v;
+}
+
+static void put_utf8(pl_tsb *b, unsigned cp) {
+    char u[4];
+    size_t n;
+    if (cp < 0x80) u[0] = (char)cp, n = 1;
+    else if (cp < 0x800) u[0] = (char)(0xC0 | cp >> 6), u[1] = (char)(0x80 | (cp & 63)), n = 2;
+    else if (cp < 0x10000)
+        u[0] = (char)(0xE0 | cp >> 12), u[1] = (char)(0x80 | ((cp >> 6) & 63)), u[2] = (char)(0x80 | (cp & 63)), n = 3;
+    else
+        u[0] = (char)(0xF0 | cp >> 18), u[1] = (char)(0x80 | ((cp >> 12) & 63)), u[2] = (char)(0x80 | ((cp >> 6) & 63)),
+        u[3] = (char)(0x80 | (cp & 63)), n = 4;
+    pl_tsb_add(b, u, n);
+}
+
+bool pl_json_unescape(pl_tsb *b, const char *s, size_t n) {
+    if (n < 2) return false;
+    size_t end = n - 1;
+    for (size_t i = 1; i < end; i++) {
+        if (s[i] != '\\') {
+            pl_tsb_add(b, s + i, 1);
+            continue;
+        }
+        char c = s[++i];
+        switch (c) {
+        case 'b': pl_tsb_add(b, "\b", 1); break;
+        case 'f': pl_tsb_add(b, "\f", 1); break;
+        case 'n': pl_tsb_add(b, "\n", 1); break;
+        case 'r': pl_tsb_add(b, "\r", 1); break;
+        case 't': pl_tsb_add(b, "\t", 1); break;
+        case 'u': {
+            if (i + 4 >= end + 1) return false;
+            unsigned cp = (unsigned)hex4(s + i + 1);
+            i += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < end && s[i + 1] == '\\' && s[i + 2] == 'u') {
+                unsigned lo = (unsigned)hex4(s + i + 3);
+                if (lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp < 0xE000) return false; /* a lone surrogate */
+            put_utf8(b, cp);
+            break;
+        }
+        default: pl_tsb_add(b, &c, 1); break; /* " \\ / */
+        }
+    }
+    return true;
+}

@@ -368,6 +368,7 @@ void pl_tool_parser_free(pl_tool_parser *p) {
     free(p->calls);
     pl_tsb_free(&p->text);
     pl_tsb_free(&p->content);
+    pl_tsb_free(&p->sargs);
     free(p);
 }
 

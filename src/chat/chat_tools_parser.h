@@ -92,6 +92,8 @@ struct pl_tool_parser {
     int key_role;         /* KEY_NAME, KEY_ARGS, KEY_OTHER */
     int nkeys;
     bool have_name, have_args;
+    bool args_str;        /* the arguments came as a JSON string (decoded into sargs) */
+    pl_tsb sargs;
     size_t args_start, args_end;
     pl_jscan js;
     /* an XML call */

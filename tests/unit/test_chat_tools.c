@@ -226,6 +226,12 @@ static void test_hermes(void) {
     parse_case(f, "<tool_call>{\"arguments\": {\"tz\": \"UTC\"}, \"id\": [1, {\"x\": null}], \"name\": \"get_time\"}"
                   "</tool_call>", "-|get_time {\"tz\": \"UTC\"}");
     parse_case(f, "<tool_call>{\"name\": \"get_time\"}</tool_call>", "-|get_time {}");
+    /* arguments as a JSON string holding the object, as OpenAI writes them */
+    parse_case(f, "<tool_call>{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"P\\u00e9\\ud83d\\ude00\\\"}\"}"
+                  "</tool_call>", "-|get_weather {\"city\": \"P\xc3\xa9\xf0\x9f\x98\x80\"}");
+    parse_case(f, "<tool_call>{\"arguments\": \"{}\", \"name\": \"get_time\"}</tool_call>", "-|get_time {}");
+    parse_case(f, "<tool_call>{\"name\": \"get_time\", \"arguments\": \"[1]\"}</tool_call>", "BOTCH");
+    parse_case(f, "<tool_call>{\"name\": \"get_time\", \"arguments\": \"\\ud800\"}</tool_call>", "BOTCH");
     parse_case(f, "<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>\n\nDone.", "Done.|get_time {}");
     parse_case(f, "a < b and <tool_", "a < b and <tool_");
     parse_case(f, "plain text\n", "plain text\n");

@@ -41,3 +41,4 @@ seed 18 "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_
 seed 19 "<${DS}DSML${DS}function_calls>\n<${DS}DSML${DS}invoke name=\"get_weather\">\n<${DS}DSML${DS}parameter name=\"city\" string=\"true\">Paris</${DS}DSML${DS}parameter>\n</${DS}DSML${DS}invoke>\n</${DS}DSML${DS}function_calls>"
 seed 20 "<${DS}DSML${DS}tool_calls>\n<${DS}DSML${DS}invoke name=\"get_time\">\n</${DS}DSML${DS}invoke>\n</${DS}DSML${DS}tool_calls>"
 seed 21 "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Paris</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>"
+seed 0 "<tool_call>{\"name\": \"get_weather\", \"arguments\": \"{\\\\\"city\\\\\": \\\\\"P\\\\\\\\u00e9\\\\\"}\"}</tool_call>"
