@@ -44,8 +44,7 @@
 static char never_mark[] = "";
 #define NEVER never_mark
 
-static void efree(char *e)
-{
+static void efree(char *e) {
     if (e != NEVER)
         free(e);
 }
@@ -115,8 +114,7 @@ static void fail(jsc *c, const char *fmt, ...)
 #endif
     ;
 
-static void fail(jsc *c, const char *fmt, ...)
-{
+static void fail(jsc *c, const char *fmt, ...) {
     if (c->failed)
         return;
     c->failed = 1;
@@ -130,8 +128,7 @@ static void fail(jsc *c, const char *fmt, ...)
 
 static void oom(jsc *c) { fail(c, "out of memory"); }
 
-static char *dupstr(const char *s)
-{
+static char *dupstr(const char *s) {
     size_t n = strlen(s) + 1;
     char *d = malloc(n);
     if (d)
@@ -139,8 +136,7 @@ static char *dupstr(const char *s)
     return d;
 }
 
-static char *jstrdup(jsc *c, const char *s)
-{
+static char *jstrdup(jsc *c, const char *s) {
     char *d = dupstr(s);
     if (!d)
         oom(c);
@@ -153,8 +149,7 @@ static char *jfmt(jsc *c, const char *fmt, ...)
 #endif
     ;
 
-static char *jfmt(jsc *c, const char *fmt, ...)
-{
+static char *jfmt(jsc *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
@@ -171,33 +166,30 @@ static char *jfmt(jsc *c, const char *fmt, ...)
 }
 
 /* take a text buffer's contents, failing on out-of-memory */
-static char *take(jsc *c, pl_sb *sb)
-{
-    char *s = pl_sb_take(sb);
+static char *take(jsc *c, pl_rx_buf *sb) {
+    char *s = pl_rx_buf_take(sb);
     if (!s)
         oom(c);
     return s;
 }
 
 /* path + "/" + segment, the segment escaped as a JSON pointer */
-static char *path_join(jsc *c, const char *base, const char *seg)
-{
-    pl_sb sb = {0};
-    pl_sb_puts(&sb, base);
-    pl_sb_putc(&sb, '/');
+static char *path_join(jsc *c, const char *base, const char *seg) {
+    pl_rx_buf sb = {0};
+    pl_rx_buf_puts(&sb, base);
+    pl_rx_buf_putc(&sb, '/');
     for (const char *p = seg; *p; p++) {
         if (*p == '~')
-            pl_sb_puts(&sb, "~0");
+            pl_rx_buf_puts(&sb, "~0");
         else if (*p == '/')
-            pl_sb_puts(&sb, "~1");
+            pl_rx_buf_puts(&sb, "~1");
         else
-            pl_sb_putc(&sb, *p);
+            pl_rx_buf_putc(&sb, *p);
     }
     return take(c, &sb);
 }
 
-static char *path_idx(jsc *c, const char *base, const char *key, int i)
-{
+static char *path_idx(jsc *c, const char *base, const char *key, int i) {
     return jfmt(c, "%s/%s/%d", base, key, i);
 }
 
@@ -205,18 +197,17 @@ static char *path_idx(jsc *c, const char *base, const char *key, int i)
 /* rules                                                               */
 
 /* hint-part for a rule name: [a-zA-Z0-9-] only, runs of others as '-' */
-static void put_name_part(pl_sb *sb, const char *s)
-{
+static void put_name_part(pl_rx_buf *sb, const char *s) {
     size_t n = 0;
     int dash = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p && n < NAME_PART_MAX; p++) {
         int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
         if (ok) {
-            pl_sb_putc(sb, (char)*p);
+            pl_rx_buf_putc(sb, (char)*p);
             dash = 0;
             n++;
         } else if (!dash && n) {
-            pl_sb_putc(sb, '-');
+            pl_rx_buf_putc(sb, '-');
             dash = 1;
             n++;
         }
@@ -224,21 +215,19 @@ static void put_name_part(pl_sb *sb, const char *s)
     if (dash)
         sb->s[--sb->n] = 0;
     if (!n)
-        pl_sb_puts(sb, "x");
+        pl_rx_buf_puts(sb, "x");
 }
 
 /* hint + "-" + (name-safe) part */
-static char *hint_join(jsc *c, const char *hint, const char *part)
-{
-    pl_sb sb = {0};
-    pl_sb_puts(&sb, hint);
-    pl_sb_putc(&sb, '-');
+static char *hint_join(jsc *c, const char *hint, const char *part) {
+    pl_rx_buf sb = {0};
+    pl_rx_buf_puts(&sb, hint);
+    pl_rx_buf_putc(&sb, '-');
     put_name_part(&sb, part);
     return take(c, &sb);
 }
 
-static jrule *rule_find(jsc *c, const char *name)
-{
+static jrule *rule_find(jsc *c, const char *name) {
     for (size_t i = 0; i < c->nrules; i++)
         if (!strcmp(c->rules[i].name, name))
             return &c->rules[i];
@@ -248,15 +237,14 @@ static jrule *rule_find(jsc *c, const char *name)
 /* A rule named after the hint: the existing one when it has this body,
    else a fresh name.  body NULL reserves the name.  Returns the name
    (owned by the table); takes the body. */
-static const char *rule_add(jsc *c, const char *hint, char *body)
-{
+static const char *rule_add(jsc *c, const char *hint, char *body) {
     if (c->failed) {
         free(body);
         return NULL;
     }
-    pl_sb sb = {0};
-    pl_sb_puts(&sb, c->prefix);
-    pl_sb_puts(&sb, hint);
+    pl_rx_buf sb = {0};
+    pl_rx_buf_puts(&sb, c->prefix);
+    pl_rx_buf_puts(&sb, hint);
     size_t base = sb.n;
     for (int k = 1;; k++) {
         if (sb.oom)
@@ -265,15 +253,15 @@ static const char *rule_add(jsc *c, const char *hint, char *body)
         if (!r)
             break;
         if (body && r->body && !strcmp(r->body, body)) {
-            pl_sb_free(&sb);
+            pl_rx_buf_free(&sb);
             free(body);
             return r->name;
         }
         sb.n = base;
         sb.s[base] = 0;
-        pl_sb_printf(&sb, "%d", k);
+        pl_rx_buf_printf(&sb, "%d", k);
     }
-    char *name = pl_sb_take(&sb);
+    char *name = pl_rx_buf_take(&sb);
     if (!name) {
         free(body);
         oom(c);
@@ -297,8 +285,7 @@ static const char *rule_add(jsc *c, const char *hint, char *body)
     return name;
 }
 
-static void rule_define(jsc *c, const char *name, char *body)
-{
+static void rule_define(jsc *c, const char *name, char *body) {
     jrule *r = rule_find(c, name);
     if (!r) {
         free(body);
@@ -309,16 +296,14 @@ static void rule_define(jsc *c, const char *name, char *body)
 }
 
 /* the (prefixed) name of a helper rule, malloc'd */
-static char *helper(jsc *c, int h)
-{
+static char *helper(jsc *c, int h) {
     c->helpers |= 1u << h;
     return jfmt(c, "%s%s", c->prefix, helper_names[h]);
 }
 
 /* Is the expression one term (no space or '|' outside quotes, classes
    and parentheses)? */
-static int expr_is_term(const char *e)
-{
+static int expr_is_term(const char *e) {
     int depth = 0;
     for (const char *p = e; *p; p++) {
         if (*p == '"') {
@@ -345,8 +330,7 @@ static int expr_is_term(const char *e)
 }
 
 /* Does the expression have a '|' outside quotes, classes and parentheses? */
-static int expr_has_bar(const char *e)
-{
+static int expr_has_bar(const char *e) {
     int depth = 0;
     for (const char *p = e; *p; p++) {
         if (*p == '"') {
@@ -373,44 +357,42 @@ static int expr_has_bar(const char *e)
 }
 
 /* append e to a sequence, in parentheses when it is an alternation */
-static void put_seq_item(pl_sb *sb, const char *e)
-{
+static void put_seq_item(pl_rx_buf *sb, const char *e) {
     if (expr_has_bar(e)) {
-        pl_sb_putc(sb, '(');
-        pl_sb_puts(sb, e);
-        pl_sb_putc(sb, ')');
+        pl_rx_buf_putc(sb, '(');
+        pl_rx_buf_puts(sb, e);
+        pl_rx_buf_putc(sb, ')');
     } else {
-        pl_sb_puts(sb, e);
+        pl_rx_buf_puts(sb, e);
     }
 }
 
 /* append e followed by a quantifier */
-static void put_quantified(pl_sb *sb, const char *e, long min, long max)
-{
+static void put_quantified(pl_rx_buf *sb, const char *e, long min, long max) {
     size_t n = strlen(e);
     if (min == 1 && max == 1) {
         put_seq_item(sb, e);
         return;
     }
     if (expr_is_term(e) && !(e[0] == '"' && n > 3) && n && !strchr("*+?}", e[n - 1])) {
-        pl_sb_puts(sb, e);
+        pl_rx_buf_puts(sb, e);
     } else {
-        pl_sb_putc(sb, '(');
-        pl_sb_puts(sb, e);
-        pl_sb_putc(sb, ')');
+        pl_rx_buf_putc(sb, '(');
+        pl_rx_buf_puts(sb, e);
+        pl_rx_buf_putc(sb, ')');
     }
     if (min == 0 && max == 1)
-        pl_sb_putc(sb, '?');
+        pl_rx_buf_putc(sb, '?');
     else if (min == 0 && max < 0)
-        pl_sb_putc(sb, '*');
+        pl_rx_buf_putc(sb, '*');
     else if (min == 1 && max < 0)
-        pl_sb_putc(sb, '+');
+        pl_rx_buf_putc(sb, '+');
     else if (max < 0)
-        pl_sb_printf(sb, "{%ld,}", min);
+        pl_rx_buf_printf(sb, "{%ld,}", min);
     else if (min == max)
-        pl_sb_printf(sb, "{%ld}", min);
+        pl_rx_buf_printf(sb, "{%ld}", min);
     else
-        pl_sb_printf(sb, "{%ld,%ld}", min, max);
+        pl_rx_buf_printf(sb, "{%ld,%ld}", min, max);
 }
 
 /* ------------------------------------------------------------------ */
@@ -429,8 +411,7 @@ static const char *const known_keys[] = {
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", NULL,
 };
 
-static int in_list(const char *const *list, const char *k)
-{
+static int in_list(const char *const *list, const char *k) {
     for (; *list; list++)
         if (!strcmp(*list, k))
             return 1;
@@ -439,8 +420,7 @@ static int in_list(const char *const *list, const char *k)
 
 static int is_annotation(const char *k) { return in_list(annotation_keys, k); }
 
-static int check_keywords(jsc *c, const cJSON *s, const char *path)
-{
+static int check_keywords(jsc *c, const cJSON *s, const char *path) {
     for (const cJSON *k = s->child; k; k = k->next) {
         if (!k->string)
             continue;
@@ -453,8 +433,7 @@ static int check_keywords(jsc *c, const cJSON *s, const char *path)
 }
 
 /* a non-negative integer keyword: 1 present, 0 absent, -1 invalid */
-static int get_count(jsc *c, const cJSON *s, const char *key, const char *path, long *out)
-{
+static int get_count(jsc *c, const cJSON *s, const char *key, const char *path, long *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, key);
     if (!v)
         return 0;
@@ -470,16 +449,14 @@ static int get_count(jsc *c, const cJSON *s, const char *key, const char *path, 
 enum { T_OBJECT = 1, T_ARRAY = 2, T_STRING = 4, T_NUMBER = 8, T_INTEGER = 16, T_BOOLEAN = 32, T_NULL = 64 };
 static const char *const type_names[] = {"object", "array", "string", "number", "integer", "boolean", "null"};
 
-static int type_bit(const char *t)
-{
+static int type_bit(const char *t) {
     for (int i = 0; i < 7; i++)
         if (!strcmp(t, type_names[i]))
             return 1 << i;
     return 0;
 }
 
-static int get_types(jsc *c, const cJSON *s, const char *path)
-{
+static int get_types(jsc *c, const cJSON *s, const char *path) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "type");
     if (!t)
         return 0;
@@ -497,7 +474,7 @@ static int get_types(jsc *c, const cJSON *s, const char *path)
         }
     }
     if (!mask) {
-        fail(c, "invalid 'type' at %s", path);
+        fail(c, "invalid 'type' at %s: not one of object, array, string, number, integer, boolean, null", path);
         return -1;
     }
     return mask;
@@ -506,8 +483,7 @@ static int get_types(jsc *c, const cJSON *s, const char *path)
 /* ------------------------------------------------------------------ */
 /* JSON text                                                           */
 
-static void put_double(pl_sb *sb, double x)
-{
+static void put_double(pl_rx_buf *sb, double x) {
     char buf[40];
     if (x == floor(x) && fabs(x) < 1e15) {
         snprintf(buf, sizeof buf, "%.0f", x);
@@ -520,51 +496,50 @@ static void put_double(pl_sb *sb, double x)
     }
     if (!strcmp(buf, "-0"))
         strcpy(buf, "0");
-    pl_sb_puts(sb, buf);
+    pl_rx_buf_puts(sb, buf);
 }
 
 /* compact JSON text of a value; 0 when a string is not UTF-8 */
-static int put_json(pl_sb *sb, const cJSON *v)
-{
+static int put_json(pl_rx_buf *sb, const cJSON *v) {
     if (cJSON_IsNull(v)) {
-        pl_sb_puts(sb, "null");
+        pl_rx_buf_puts(sb, "null");
     } else if (cJSON_IsTrue(v)) {
-        pl_sb_puts(sb, "true");
+        pl_rx_buf_puts(sb, "true");
     } else if (cJSON_IsFalse(v)) {
-        pl_sb_puts(sb, "false");
+        pl_rx_buf_puts(sb, "false");
     } else if (cJSON_IsNumber(v)) {
         put_double(sb, v->valuedouble);
     } else if (cJSON_IsString(v)) {
         size_t n = strlen(v->valuestring);
         if (!pl_rx_utf8_valid(v->valuestring, n))
             return 0;
-        pl_sb_putc(sb, '"');
-        pl_json_put_string_body(sb, v->valuestring, n);
-        pl_sb_putc(sb, '"');
+        pl_rx_buf_putc(sb, '"');
+        pl_rx_put_json_string(sb, v->valuestring, n);
+        pl_rx_buf_putc(sb, '"');
     } else if (cJSON_IsArray(v)) {
-        pl_sb_putc(sb, '[');
+        pl_rx_buf_putc(sb, '[');
         for (const cJSON *e = v->child; e; e = e->next) {
             if (e != v->child)
-                pl_sb_putc(sb, ',');
+                pl_rx_buf_putc(sb, ',');
             if (!put_json(sb, e))
                 return 0;
         }
-        pl_sb_putc(sb, ']');
+        pl_rx_buf_putc(sb, ']');
     } else if (cJSON_IsObject(v)) {
-        pl_sb_putc(sb, '{');
+        pl_rx_buf_putc(sb, '{');
         for (const cJSON *e = v->child; e; e = e->next) {
             if (e != v->child)
-                pl_sb_putc(sb, ',');
+                pl_rx_buf_putc(sb, ',');
             size_t n = strlen(e->string);
             if (!pl_rx_utf8_valid(e->string, n))
                 return 0;
-            pl_sb_putc(sb, '"');
-            pl_json_put_string_body(sb, e->string, n);
-            pl_sb_puts(sb, "\":");
+            pl_rx_buf_putc(sb, '"');
+            pl_rx_put_json_string(sb, e->string, n);
+            pl_rx_buf_puts(sb, "\":");
             if (!put_json(sb, e))
                 return 0;
         }
-        pl_sb_putc(sb, '}');
+        pl_rx_buf_putc(sb, '}');
     } else {
         return 0;
     }
@@ -574,32 +549,31 @@ static int put_json(pl_sb *sb, const cJSON *v)
 /* ------------------------------------------------------------------ */
 /* $ref                                                                */
 
-static const cJSON *resolve_pointer(jsc *c, const char *ref, const char *path)
-{
+static const cJSON *resolve_pointer(jsc *c, const char *ref, const char *path) {
     if (ref[0] != '#') {
-        fail(c, "unsupported $ref '%s' at %s: only references inside the schema ('#...') are", ref, path);
+        fail(c, "unsupported $ref '%s' at %s: only references inside the schema ('#...') are supported", ref, path);
         return NULL;
     }
     const cJSON *t = c->doc;
     const char *p = ref + 1;
     if (*p && *p != '/') {
-        fail(c, "unsupported $ref '%s' at %s: only JSON pointers ('#/...') are", ref, path);
+        fail(c, "unsupported $ref '%s' at %s: only JSON pointers ('#/...') are supported", ref, path);
         return NULL;
     }
     while (*p == '/') {
         p++;
-        pl_sb seg = {0};
+        pl_rx_buf seg = {0};
         while (*p && *p != '/') {
             if (*p == '~' && (p[1] == '0' || p[1] == '1')) {
-                pl_sb_putc(&seg, p[1] == '0' ? '~' : '/');
+                pl_rx_buf_putc(&seg, p[1] == '0' ? '~' : '/');
                 p += 2;
             } else if (*p == '%' && p[1] && p[2] && strchr("0123456789abcdefABCDEF", p[1]) &&
                        strchr("0123456789abcdefABCDEF", p[2])) {
                 char h[3] = {p[1], p[2], 0};
-                pl_sb_putc(&seg, (char)strtol(h, NULL, 16));
+                pl_rx_buf_putc(&seg, (char)strtol(h, NULL, 16));
                 p += 3;
             } else {
-                pl_sb_putc(&seg, *p++);
+                pl_rx_buf_putc(&seg, *p++);
             }
         }
         char *key = take(c, &seg);
@@ -626,8 +600,7 @@ static const cJSON *resolve_pointer(jsc *c, const char *ref, const char *path)
 
 static char *visit(jsc *c, const cJSON *s, const char *path, const char *hint, int as_body);
 
-static char *ref_expr(jsc *c, const char *ref, const char *path)
-{
+static char *ref_expr(jsc *c, const char *ref, const char *path) {
     for (size_t i = 0; i < c->nrefs; i++) {
         if (strcmp(c->refs[i].ref, ref))
             continue;
@@ -644,17 +617,17 @@ static char *ref_expr(jsc *c, const char *ref, const char *path)
     if (cJSON_IsFalse(t))
         return NEVER;
     /* the rule's name: def-X for #/$defs/X and #/definitions/X */
-    pl_sb sb = {0};
+    pl_rx_buf sb = {0};
     const char *tail = NULL;
     if (!strncmp(ref, "#/$defs/", 8))
         tail = ref + 8;
     else if (!strncmp(ref, "#/definitions/", 14))
         tail = ref + 14;
     if (tail && !strchr(tail, '/')) {
-        pl_sb_puts(&sb, "def-");
+        pl_rx_buf_puts(&sb, "def-");
         put_name_part(&sb, tail);
     } else {
-        pl_sb_puts(&sb, "ref-");
+        pl_rx_buf_puts(&sb, "ref-");
         put_name_part(&sb, ref + 1);
     }
     char *hint = take(c, &sb);
@@ -703,26 +676,23 @@ static char *ref_expr(jsc *c, const char *ref, const char *path)
 /* ------------------------------------------------------------------ */
 /* integers                                                            */
 
-static void put_digit_class(pl_sb *o, int lo, int hi)
-{
+static void put_digit_class(pl_rx_buf *o, int lo, int hi) {
     if (lo == hi)
-        pl_sb_printf(o, "\"%c\"", '0' + lo);
+        pl_rx_buf_printf(o, "\"%c\"", '0' + lo);
     else
-        pl_sb_printf(o, "[%c-%c]", '0' + lo, '0' + hi);
+        pl_rx_buf_printf(o, "[%c-%c]", '0' + lo, '0' + hi);
 }
 
 /* [0-9] repeated min..max times */
-static void put_digits(pl_sb *o, int min, int max)
-{
-    pl_sb_puts(o, "[0-9]");
+static void put_digits(pl_rx_buf *o, int min, int max) {
+    pl_rx_buf_puts(o, "[0-9]");
     if (min == max && min != 1)
-        pl_sb_printf(o, "{%d}", min);
+        pl_rx_buf_printf(o, "{%d}", min);
     else if (min != max)
-        pl_sb_printf(o, "{%d,%d}", min, max);
+        pl_rx_buf_printf(o, "{%d,%d}", min, max);
 }
 
-static int all_same(const char *s, size_t n, char ch)
-{
+static int all_same(const char *s, size_t n, char ch) {
     for (size_t i = 0; i < n; i++)
         if (s[i] != ch)
             return 0;
@@ -730,27 +700,26 @@ static int all_same(const char *s, size_t n, char ch)
 }
 
 /* the decimal numbers from a to b, both of n digits: a term or a sequence */
-static void range_same_len(pl_sb *o, const char *a, const char *b, size_t n)
-{
+static void range_same_len(pl_rx_buf *o, const char *a, const char *b, size_t n) {
     size_t i = 0;
     while (i < n && a[i] == b[i])
         i++;
     if (i > 0)
-        pl_gbnf_put_literal(o, a, i);
+        pl_rx_put_literal(o, a, i);
     if (i == n)
         return;
     if (i > 0)
-        pl_sb_putc(o, ' ');
+        pl_rx_buf_putc(o, ' ');
     size_t m = n - i - 1;
     int low_zero = all_same(a + i + 1, m, '0'), high_nine = all_same(b + i + 1, m, '9');
     int lo = a[i] - '0', hi = b[i] - '0', nalt = 0;
     char nines[INT_DIGITS + 2], zeros[INT_DIGITS + 2];
     memset(nines, '9', m);
     memset(zeros, '0', m);
-    pl_sb t = {0};
+    pl_rx_buf t = {0};
     if (!low_zero) {
         put_digit_class(&t, lo, lo);
-        pl_sb_putc(&t, ' ');
+        pl_rx_buf_putc(&t, ' ');
         range_same_len(&t, a + i + 1, nines, m);
         nalt++;
         lo++;
@@ -758,32 +727,31 @@ static void range_same_len(pl_sb *o, const char *a, const char *b, size_t n)
     int top = high_nine ? hi : hi - 1;
     if (lo <= top) {
         if (nalt++)
-            pl_sb_puts(&t, " | ");
+            pl_rx_buf_puts(&t, " | ");
         put_digit_class(&t, lo, top);
         if (m) {
-            pl_sb_putc(&t, ' ');
+            pl_rx_buf_putc(&t, ' ');
             put_digits(&t, (int)m, (int)m);
         }
     }
     if (!high_nine) {
         if (nalt++)
-            pl_sb_puts(&t, " | ");
+            pl_rx_buf_puts(&t, " | ");
         put_digit_class(&t, hi, hi);
-        pl_sb_putc(&t, ' ');
+        pl_rx_buf_putc(&t, ' ');
         range_same_len(&t, zeros, b + i + 1, m);
     }
     if (nalt > 1)
-        pl_sb_putc(o, '(');
-    pl_sb_putn(o, t.s ? t.s : "", t.n);
+        pl_rx_buf_putc(o, '(');
+    pl_rx_buf_putn(o, t.s ? t.s : "", t.n);
     if (nalt > 1)
-        pl_sb_putc(o, ')');
+        pl_rx_buf_putc(o, ')');
     if (t.oom)
         o->oom = 1;
-    pl_sb_free(&t);
+    pl_rx_buf_free(&t);
 }
 
-static int ndigits(uint64_t v)
-{
+static int ndigits(uint64_t v) {
     int n = 1;
     while (v >= 10) {
         v /= 10;
@@ -792,8 +760,7 @@ static int ndigits(uint64_t v)
     return n;
 }
 
-static uint64_t pow10u(int n)
-{
+static uint64_t pow10u(int n) {
     uint64_t p = 1;
     while (n-- > 0)
         p *= 10;
@@ -802,8 +769,7 @@ static uint64_t pow10u(int n)
 
 /* the numbers lo..hi (hi < 0: up to INT_DIGITS digits) without leading
    zeros, as alternatives; returns how many (0: none) */
-static int range_nonneg(pl_sb *o, uint64_t lo, int64_t hi_in)
-{
+static int range_nonneg(pl_rx_buf *o, uint64_t lo, int64_t hi_in) {
     int open = hi_in < 0;
     uint64_t hi = open ? pow10u(INT_DIGITS) - 1 : (uint64_t)hi_in;
     if (lo > hi)
@@ -811,10 +777,10 @@ static int range_nonneg(pl_sb *o, uint64_t lo, int64_t hi_in)
     int dl = ndigits(lo), dh = ndigits(hi), nalt = 0;
     for (int d = dl; d <= dh; d++) {
         if (nalt++)
-            pl_sb_puts(o, " | ");
+            pl_rx_buf_puts(o, " | ");
         if (open && d > dl) {
             /* all the longer numbers at once */
-            pl_sb_puts(o, "[1-9] ");
+            pl_rx_buf_puts(o, "[1-9] ");
             put_digits(o, d - 1, dh - 1);
             break;
         }
@@ -826,43 +792,41 @@ static int range_nonneg(pl_sb *o, uint64_t lo, int64_t hi_in)
     return nalt;
 }
 
-static void put_group(pl_sb *o, const pl_sb *t, int wrap)
-{
+static void put_group(pl_rx_buf *o, const pl_rx_buf *t, int wrap) {
     if (wrap)
-        pl_sb_putc(o, '(');
-    pl_sb_putn(o, t->s ? t->s : "", t->n);
+        pl_rx_buf_putc(o, '(');
+    pl_rx_buf_putn(o, t->s ? t->s : "", t->n);
     if (wrap)
-        pl_sb_putc(o, ')');
+        pl_rx_buf_putc(o, ')');
     if (t->oom)
         o->oom = 1;
 }
 
 /* integers in [lo, hi] (a side absent: up to INT_DIGITS digits) */
-static int int_range_expr(pl_sb *o, int has_lo, int64_t lo, int has_hi, int64_t hi)
-{
+static int int_range_expr(pl_rx_buf *o, int has_lo, int64_t lo, int has_hi, int64_t hi) {
     int nalt = 0;
     if (!has_lo || lo < 0) {
         uint64_t mlo = (has_hi && hi < 0) ? (uint64_t)(-hi) : 1;
         int64_t mhi = has_lo ? -lo : -1;
-        pl_sb t = {0};
+        pl_rx_buf t = {0};
         int k = range_nonneg(&t, mlo, mhi);
         if (k) {
-            pl_sb_puts(o, "\"-\" ");
+            pl_rx_buf_puts(o, "\"-\" ");
             put_group(o, &t, k > 1 || !expr_is_term(t.s));
             nalt++;
         }
-        pl_sb_free(&t);
+        pl_rx_buf_free(&t);
     }
     if (!has_hi || hi >= 0) {
-        pl_sb t = {0};
+        pl_rx_buf t = {0};
         int k = range_nonneg(&t, (has_lo && lo > 0) ? (uint64_t)lo : 0, has_hi ? hi : -1);
         if (k) {
             if (nalt)
-                pl_sb_puts(o, " | ");
+                pl_rx_buf_puts(o, " | ");
             put_group(o, &t, 0);
             nalt += k;
         }
-        pl_sb_free(&t);
+        pl_rx_buf_free(&t);
     }
     return nalt;
 }
@@ -878,8 +842,7 @@ typedef struct {
 
 /* minimum/exclusiveMinimum (or the maximum side): the tighter one; the
    draft-4 boolean form of exclusive* is understood */
-static int get_bound(jsc *c, const cJSON *s, const char *path, int upper, bound *b)
-{
+static int get_bound(jsc *c, const cJSON *s, const char *path, int upper, bound *b) {
     const char *kin = upper ? "maximum" : "minimum";
     const char *kex = upper ? "exclusiveMaximum" : "exclusiveMinimum";
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(s, kin);
@@ -916,8 +879,7 @@ typedef struct {
 } decimal;
 
 /* |x| (< BIG) as a decimal, from its shortest round-trip spelling */
-static void to_decimal(double x, decimal *d)
-{
+static void to_decimal(double x, decimal *d) {
     char buf[40];
     x = fabs(x);
     for (int p = 1; p <= 17; p++) {
@@ -957,23 +919,22 @@ static void to_decimal(double x, decimal *d)
    lo <(=) 0.d <(=) hi, where lo/hi are digit strings or NULL.  Writes the
    expression of the non-empty ones (returns 0 when there are none) and
    tells whether "" is one. */
-static int frac_lang(pl_sb *o, const char *lo, int lo_x, const char *hi, int hi_x, int k, int *empty)
-{
+static int frac_lang(pl_rx_buf *o, const char *lo, int lo_x, const char *hi, int hi_x, int k, int *empty) {
     if (lo && !*lo && !lo_x)
         lo = NULL;
     *empty = !lo && !(hi && !*hi && hi_x);
     if (k <= 0)
         return 0;
     if (!lo && !hi) {
-        pl_sb_printf(o, "[0-9]{1,%d}", k);
+        pl_rx_buf_printf(o, "[0-9]{1,%d}", k);
         return 1;
     }
     if (!lo && !*hi && !hi_x) {
-        pl_sb_printf(o, "\"0\"{1,%d}", k);
+        pl_rx_buf_printf(o, "\"0\"{1,%d}", k);
         return 1;
     }
     if (lo && !*lo && lo_x && !hi) {
-        pl_sb_printf(o, "\"0\"{0,%d} [1-9] [0-9]{0,%d}", k - 1, k - 1);
+        pl_rx_buf_printf(o, "\"0\"{0,%d} [1-9] [0-9]{0,%d}", k - 1, k - 1);
         return 1;
     }
     int l0 = lo ? (*lo ? *lo - '0' : 0) : -1;
@@ -983,7 +944,7 @@ static int frac_lang(pl_sb *o, const char *lo, int lo_x, const char *hi, int hi_
     if (l0 > h0)
         return 0;
     int nalt = 0;
-    pl_sb t = {0};
+    pl_rx_buf t = {0};
     /* first digit d, then the rest from frac_lang(rlo, rhi) */
     struct {
         int a, b;
@@ -1003,22 +964,22 @@ static int frac_lang(pl_sb *o, const char *lo, int lo_x, const char *hi, int hi_
             g[ng].a = g[ng].b = h0, g[ng].rlo = NULL, g[ng].rhi = hr, g[ng].any = 0, ng++;
     }
     for (int i = 0; i < ng; i++) {
-        pl_sb r = {0};
+        pl_rx_buf r = {0};
         int rempty = 1, rne = 0;
         if (!g[i].any)
             rne = frac_lang(&r, g[i].rlo, lo_x, g[i].rhi, hi_x, k - 1, &rempty);
         else if (k > 1)
-            rne = 1, pl_sb_printf(&r, "[0-9]{1,%d}", k - 1);
+            rne = 1, pl_rx_buf_printf(&r, "[0-9]{1,%d}", k - 1);
         if (rne || rempty) {
             if (nalt++)
-                pl_sb_puts(&t, " | ");
+                pl_rx_buf_puts(&t, " | ");
             put_digit_class(&t, g[i].a, g[i].b);
             if (rne) {
-                pl_sb_putc(&t, ' ');
+                pl_rx_buf_putc(&t, ' ');
                 if (rempty) {
-                    pl_sb_putc(&t, '(');
-                    pl_sb_putn(&t, r.s, r.n);
-                    pl_sb_puts(&t, ")?");
+                    pl_rx_buf_putc(&t, '(');
+                    pl_rx_buf_putn(&t, r.s, r.n);
+                    pl_rx_buf_puts(&t, ")?");
                 } else {
                     put_seq_item(&t, r.s);
                 }
@@ -1026,10 +987,10 @@ static int frac_lang(pl_sb *o, const char *lo, int lo_x, const char *hi, int hi_
         }
         if (r.oom)
             t.oom = 1;
-        pl_sb_free(&r);
+        pl_rx_buf_free(&r);
     }
     put_group(o, &t, nalt > 1);
-    pl_sb_free(&t);
+    pl_rx_buf_free(&t);
     return nalt > 0;
 }
 
@@ -1040,70 +1001,67 @@ typedef struct {
 } mbound;
 
 /* one piece: integer part expression, then the fraction's */
-static void put_piece(pl_sb *o, int *nalt, const pl_sb *ip, int ip_alts, const char *flo, int flo_x,
-                      const char *fhi, int fhi_x)
-{
-    pl_sb f = {0};
+static void put_piece(pl_rx_buf *o, int *nalt, const pl_rx_buf *ip, int ip_alts, const char *flo, int flo_x,
+                      const char *fhi, int fhi_x) {
+    pl_rx_buf f = {0};
     int empty;
     int ne = frac_lang(&f, flo, flo_x, fhi, fhi_x, FRAC_DIGITS, &empty);
     if (ne || empty) {
         if ((*nalt)++)
-            pl_sb_puts(o, " | ");
+            pl_rx_buf_puts(o, " | ");
         put_group(o, ip, ip_alts > 1 && ne);
         if (ne) {
-            pl_sb_puts(o, empty ? " (\".\" " : " \".\" ");
+            pl_rx_buf_puts(o, empty ? " (\".\" " : " \".\" ");
             put_seq_item(o, f.s);
             if (empty)
-                pl_sb_puts(o, ")?");
+                pl_rx_buf_puts(o, ")?");
         }
     }
     if (f.oom)
         o->oom = 1;
-    pl_sb_free(&f);
+    pl_rx_buf_free(&f);
 }
 
 /* magnitudes m (a number's text without its sign) with L <(=) m <(=) H */
-static int magnitude_expr(pl_sb *o, const mbound *L, const mbound *H)
-{
+static int magnitude_expr(pl_rx_buf *o, const mbound *L, const mbound *H) {
     int nalt = 0;
     uint64_t li = L->d.ip;
     if (H->set && li > H->d.ip)
         return 0;
     if (H->set && li == H->d.ip) {
-        pl_sb ip = {0};
-        pl_sb_printf(&ip, "\"%llu\"", (unsigned long long)li);
+        pl_rx_buf ip = {0};
+        pl_rx_buf_printf(&ip, "\"%llu\"", (unsigned long long)li);
         put_piece(o, &nalt, &ip, 1, L->d.frac, L->excl, H->d.frac, H->excl);
-        pl_sb_free(&ip);
+        pl_rx_buf_free(&ip);
         return nalt;
     }
     uint64_t mid_lo = li + 1;
     if (!L->d.frac[0] && !L->excl) {
         mid_lo = li; /* the fraction at li is free: it joins the middle */
     } else {
-        pl_sb ip = {0};
-        pl_sb_printf(&ip, "\"%llu\"", (unsigned long long)li);
+        pl_rx_buf ip = {0};
+        pl_rx_buf_printf(&ip, "\"%llu\"", (unsigned long long)li);
         put_piece(o, &nalt, &ip, 1, L->d.frac, L->excl, NULL, 0);
-        pl_sb_free(&ip);
+        pl_rx_buf_free(&ip);
     }
     int64_t mid_hi = H->set ? (int64_t)H->d.ip - 1 : -1;
     if (!H->set || (int64_t)mid_lo <= mid_hi) {
-        pl_sb ip = {0};
+        pl_rx_buf ip = {0};
         int k = range_nonneg(&ip, mid_lo, mid_hi);
         if (k)
             put_piece(o, &nalt, &ip, k, NULL, 0, NULL, 0);
-        pl_sb_free(&ip);
+        pl_rx_buf_free(&ip);
     }
     if (H->set) {
-        pl_sb ip = {0};
-        pl_sb_printf(&ip, "\"%llu\"", (unsigned long long)H->d.ip);
+        pl_rx_buf ip = {0};
+        pl_rx_buf_printf(&ip, "\"%llu\"", (unsigned long long)H->d.ip);
         put_piece(o, &nalt, &ip, 1, NULL, 0, H->d.frac, H->excl);
-        pl_sb_free(&ip);
+        pl_rx_buf_free(&ip);
     }
     return nalt;
 }
 
-static char *number_expr(jsc *c, const cJSON *s, const char *path, int integer)
-{
+static char *number_expr(jsc *c, const cJSON *s, const char *path, int integer) {
     bound lo, hi;
     if (!get_bound(c, s, path, 0, &lo) || !get_bound(c, s, path, 1, &hi))
         return NULL;
@@ -1121,7 +1079,7 @@ static char *number_expr(jsc *c, const cJSON *s, const char *path, int integer)
     }
     if (!lo.set && !hi.set)
         return helper(c, integer ? H_INTEGER : H_NUMBER);
-    pl_sb o = {0};
+    pl_rx_buf o = {0};
     if (integer) {
         int64_t a = 0, b = 0;
         if (lo.set)
@@ -1162,18 +1120,18 @@ static char *number_expr(jsc *c, const cJSON *s, const char *path, int integer)
             H.excl = lo.excl;
             H.set = 1;
         }
-        pl_sb t = {0};
+        pl_rx_buf t = {0};
         int k = magnitude_expr(&t, &L, &H);
         if (k) {
             if (nalt++)
-                pl_sb_puts(&o, " | ");
-            pl_sb_puts(&o, "\"-\" ");
+                pl_rx_buf_puts(&o, " | ");
+            pl_rx_buf_puts(&o, "\"-\" ");
             put_group(&o, &t, 1);
         }
-        pl_sb_free(&t);
+        pl_rx_buf_free(&t);
     }
     if (!nalt) {
-        pl_sb_free(&o);
+        pl_rx_buf_free(&o);
         fail(c, "unsatisfiable JSON schema at %s: no number between the bounds", path);
         return NULL;
     }
@@ -1183,16 +1141,14 @@ static char *number_expr(jsc *c, const cJSON *s, const char *path, int integer)
 /* ------------------------------------------------------------------ */
 /* strings                                                             */
 
-static int format_id(const char *f)
-{
+static int format_id(const char *f) {
     for (int h = H_DATE; h <= H_EMAIL; h++)
         if (!strcmp(f, helper_names[h]))
             return h;
     return -1;
 }
 
-static char *quote_regex(jsc *c, const pl_regex *re)
-{
+static char *quote_regex(jsc *c, const pl_regex *re) {
     char *x = pl_regex_to_gbnf(re);
     if (!x) {
         oom(c);
@@ -1203,8 +1159,7 @@ static char *quote_regex(jsc *c, const pl_regex *re)
     return r;
 }
 
-static char *string_expr(jsc *c, const cJSON *s, const char *path)
-{
+static char *string_expr(jsc *c, const cJSON *s, const char *path) {
     long minl = 0, maxl = -1;
     int hmin = get_count(c, s, "minLength", path, &minl);
     int hmax = get_count(c, s, "maxLength", path, &maxl);
@@ -1242,13 +1197,13 @@ static char *string_expr(jsc *c, const cJSON *s, const char *path)
         char *ch = helper(c, H_CHAR);
         if (!ch)
             return NULL;
-        pl_sb o = {0};
-        pl_sb_puts(&o, "\"\\\"\" ");
+        pl_rx_buf o = {0};
+        pl_rx_buf_puts(&o, "\"\\\"\" ");
         if (maxl != 0) {
             put_quantified(&o, ch, minl, hmax ? maxl : -1);
-            pl_sb_putc(&o, ' ');
+            pl_rx_buf_putc(&o, ' ');
         }
-        pl_sb_puts(&o, "\"\\\"\"");
+        pl_rx_buf_puts(&o, "\"\\\"\"");
         free(ch);
         return take(c, &o);
     }
@@ -1287,8 +1242,7 @@ static char *string_expr(jsc *c, const cJSON *s, const char *path)
 
 static int validate(jsc *c, const cJSON *v, const cJSON *s, const char *path, int depth);
 
-static char *enum_expr(jsc *c, const cJSON *s, const char *path)
-{
+static char *enum_expr(jsc *c, const cJSON *s, const char *path) {
     const cJSON *en = cJSON_GetObjectItemCaseSensitive(s, "enum");
     const cJSON *co = cJSON_GetObjectItemCaseSensitive(s, "const");
     if (en && !cJSON_IsArray(en)) {
@@ -1297,7 +1251,7 @@ static char *enum_expr(jsc *c, const cJSON *s, const char *path)
     }
     /* the candidates, each checked against the whole schema */
     const cJSON *first = co ? co : en->child;
-    pl_sb o = {0};
+    pl_rx_buf o = {0};
     char **seen = NULL;
     size_t nseen = 0;
     int ok = 1;
@@ -1309,9 +1263,9 @@ static char *enum_expr(jsc *c, const cJSON *s, const char *path)
         }
         if (!r)
             continue;
-        pl_sb t = {0};
+        pl_rx_buf t = {0};
         if (!put_json(&t, v)) {
-            pl_sb_free(&t);
+            pl_rx_buf_free(&t);
             fail(c, "invalid enum/const value at %s: a string is not UTF-8", path);
             ok = 0;
             break;
@@ -1339,18 +1293,18 @@ static char *enum_expr(jsc *c, const cJSON *s, const char *path)
         seen = ns;
         seen[nseen++] = text;
         if (nseen > 1)
-            pl_sb_puts(&o, " | ");
-        pl_gbnf_put_literal(&o, text, strlen(text));
+            pl_rx_buf_puts(&o, " | ");
+        pl_rx_put_literal(&o, text, strlen(text));
     }
     for (size_t i = 0; i < nseen; i++)
         free(seen[i]);
     free(seen);
     if (!ok) {
-        pl_sb_free(&o);
+        pl_rx_buf_free(&o);
         return NULL;
     }
     if (!nseen) {
-        pl_sb_free(&o);
+        pl_rx_buf_free(&o);
         fail(c, "unsatisfiable JSON schema at %s: no value of %s satisfies the schema", path,
              co ? "'const'" : "'enum'");
         return NULL;
@@ -1368,8 +1322,7 @@ typedef struct tnode {
     size_t nkid;
 } tnode;
 
-static void trie_free(tnode *n)
-{
+static void trie_free(tnode *n) {
     if (!n)
         return;
     for (size_t i = 0; i < n->nkid; i++)
@@ -1378,13 +1331,12 @@ static void trie_free(tnode *n)
     free(n);
 }
 
-static int trie_add(tnode *root, const char *s)
-{
+static int trie_add(tnode *root, const char *s) {
     size_t len = strlen(s), i = 0;
     tnode *n = root;
     while (i < len) {
         uint32_t cp;
-        if (!pl_utf8_next(s, len, &i, &cp))
+        if (!pl_rx_utf8_next(s, len, &i, &cp))
             return 0;
         size_t k = 0;
         while (k < n->nkid && n->kid[k]->cp < cp)
@@ -1410,38 +1362,37 @@ static int trie_add(tnode *root, const char *s)
 
 /* The JSON text of the keys (canonical spelling) that continue from node
    n and end up none of the names in the trie. */
-static void trie_emit(pl_sb *o, const tnode *n, const char *kchar)
-{
+static void trie_emit(pl_rx_buf *o, const tnode *n, const char *kchar) {
     if (!n->nkid) {
         /* a whole name: at least one more character */
-        pl_sb_printf(o, "%s+", kchar);
+        pl_rx_buf_printf(o, "%s+", kchar);
         return;
     }
-    pl_sb_putc(o, '(');
-    pl_cpset other = {0};
+    pl_rx_buf_putc(o, '(');
+    pl_rx_cpset other = {0};
     uint32_t next = 0;
     for (size_t i = 0; i < n->nkid; i++) {
-        pl_sb lit = {0};
-        pl_json_put_cp(&lit, n->kid[i]->cp);
-        pl_gbnf_put_literal(o, lit.s, lit.n);
-        pl_sb_free(&lit);
-        pl_sb_putc(o, ' ');
+        pl_rx_buf lit = {0};
+        pl_rx_put_json_cp(&lit, n->kid[i]->cp);
+        pl_rx_put_literal(o, lit.s, lit.n);
+        pl_rx_buf_free(&lit);
+        pl_rx_buf_putc(o, ' ');
         trie_emit(o, n->kid[i], kchar);
-        pl_sb_puts(o, " | ");
+        pl_rx_buf_puts(o, " | ");
         if (n->kid[i]->cp > next)
-            pl_cpset_add(&other, next, n->kid[i]->cp - 1);
+            pl_rx_cpset_add(&other, next, n->kid[i]->cp - 1);
         next = n->kid[i]->cp + 1;
     }
     if (next <= 0x10FFFF)
-        pl_cpset_add(&other, next, 0x10FFFF);
-    pl_sb t = {0};
-    int shape = pl_gbnf_put_json_charset(&t, &other);
+        pl_rx_cpset_add(&other, next, 0x10FFFF);
+    pl_rx_buf t = {0};
+    int shape = pl_rx_put_json_charset(&t, &other);
     put_group(o, &t, shape > 0);
-    pl_sb_free(&t);
-    pl_cpset_free(&other);
-    pl_sb_printf(o, " %s*)", kchar);
+    pl_rx_buf_free(&t);
+    pl_rx_cpset_free(&other);
+    pl_rx_buf_printf(o, " %s*)", kchar);
     if (!n->end)
-        pl_sb_putc(o, '?');
+        pl_rx_buf_putc(o, '?');
 }
 
 typedef struct {
@@ -1450,8 +1401,7 @@ typedef struct {
     int required;
 } prop;
 
-static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *hint)
-{
+static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *hint) {
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties");
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(s, "required");
     const cJSON *ap = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties");
@@ -1568,13 +1518,13 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
             continue;
         }
         free(ppath2);
-        pl_sb body = {0}, k = {0};
-        pl_sb_putc(&k, '"');
-        pl_json_put_string_body(&k, key, strlen(key));
-        pl_sb_puts(&k, "\":");
-        pl_gbnf_put_literal(&body, k.s, k.n);
-        pl_sb_free(&k);
-        pl_sb_printf(&body, " %s ", ws);
+        pl_rx_buf body = {0}, k = {0};
+        pl_rx_buf_putc(&k, '"');
+        pl_rx_put_json_string(&k, key, strlen(key));
+        pl_rx_buf_puts(&k, "\":");
+        pl_rx_put_literal(&body, k.s, k.n);
+        pl_rx_buf_free(&k);
+        pl_rx_buf_printf(&body, " %s ", ws);
         put_seq_item(&body, v);
         efree(v);
         char *kvhint = jfmt(c, "%s-kv", phint);
@@ -1618,11 +1568,11 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
                 key = helper(c, H_STRING);
             } else {
                 char *kc = helper(c, H_KCHAR);
-                pl_sb kb = {0};
+                pl_rx_buf kb = {0};
                 if (kc) {
-                    pl_sb_puts(&kb, "\"\\\"\" ");
+                    pl_rx_buf_puts(&kb, "\"\\\"\" ");
                     trie_emit(&kb, trie, kc);
-                    pl_sb_puts(&kb, " \"\\\"\"");
+                    pl_rx_buf_puts(&kb, " \"\\\"\"");
                 }
                 free(kc);
                 char *kbody = take(c, &kb);
@@ -1637,8 +1587,8 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
                 efree(v);
                 goto done_opt;
             }
-            pl_sb body = {0};
-            pl_sb_printf(&body, "%s \":\" %s ", key, ws);
+            pl_rx_buf body = {0};
+            pl_rx_buf_printf(&body, "%s \":\" %s ", key, ws);
             put_seq_item(&body, v);
             free(key);
             efree(v);
@@ -1654,18 +1604,18 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
         }
     }
     {
-        pl_sb o = {0};
-        pl_sb_printf(&o, "\"{\" %s ", ws);
+        pl_rx_buf o = {0};
+        pl_rx_buf_printf(&o, "\"{\" %s ", ws);
         if (!nreq && !nopt && !extra) {
-            pl_sb_free(&o);
-            pl_sb_printf(&o, "\"{\" %s \"}\"", ws);
+            pl_rx_buf_free(&o);
+            pl_rx_buf_printf(&o, "\"{\" %s \"}\"", ws);
             out = take(c, &o);
             goto done_opt;
         }
         for (size_t i = 0; i < nreq; i++) {
             if (i)
-                pl_sb_printf(&o, " \",\" %s ", ws);
-            pl_sb_puts(&o, reqkv[i]);
+                pl_rx_buf_printf(&o, " \",\" %s ", ws);
+            pl_rx_buf_puts(&o, reqkv[i]);
         }
         size_t nchain = nopt + (size_t)extra;
         if (nchain) {
@@ -1678,7 +1628,7 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
             if (!chain || !rest) {
                 free(chain);
                 free(rest);
-                pl_sb_free(&o);
+                pl_rx_buf_free(&o);
                 oom(c);
                 goto done_opt;
             }
@@ -1688,11 +1638,11 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
                 chain[nopt] = extra_kv;
             /* rest[i]: the optional ones from i on, each with its comma */
             for (size_t i = nchain; i-- > 1;) {
-                pl_sb rb = {0};
+                pl_rx_buf rb = {0};
                 int star = extra && i == nchain - 1;
-                pl_sb_printf(&rb, "(\",\" %s %s)%c", ws, chain[i], star ? '*' : '?');
+                pl_rx_buf_printf(&rb, "(\",\" %s %s)%c", ws, chain[i], star ? '*' : '?');
                 if (rest[i + 1])
-                    pl_sb_printf(&rb, " %s", rest[i + 1]);
+                    pl_rx_buf_printf(&rb, " %s", rest[i + 1]);
                 char *b = take(c, &rb);
                 char *h = jfmt(c, "%s-rest%zu", hint, i);
                 rest[i] = b && h ? rule_add(c, h, b) : NULL;
@@ -1705,37 +1655,37 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
             if (c->failed) {
                 free(chain);
                 free(rest);
-                pl_sb_free(&o);
+                pl_rx_buf_free(&o);
                 goto done_opt;
             }
-            pl_sb alts = {0};
+            pl_rx_buf alts = {0};
             for (size_t i = 0; i < nchain; i++) {
                 if (i)
-                    pl_sb_puts(&alts, " | ");
-                pl_sb_puts(&alts, chain[i]);
+                    pl_rx_buf_puts(&alts, " | ");
+                pl_rx_buf_puts(&alts, chain[i]);
                 if (extra && i == nchain - 1)
-                    pl_sb_printf(&alts, " (\",\" %s %s)*", ws, chain[i]);
+                    pl_rx_buf_printf(&alts, " (\",\" %s %s)*", ws, chain[i]);
                 if (i + 1 < nchain)
-                    pl_sb_printf(&alts, " %s", rest[i + 1]);
+                    pl_rx_buf_printf(&alts, " %s", rest[i + 1]);
             }
             if (nreq)
-                pl_sb_printf(&o, " (\",\" %s (", ws);
+                pl_rx_buf_printf(&o, " (\",\" %s (", ws);
             else
-                pl_sb_puts(&o, "((");
-            pl_sb_putn(&o, alts.s ? alts.s : "", alts.n);
+                pl_rx_buf_puts(&o, "((");
+            pl_rx_buf_putn(&o, alts.s ? alts.s : "", alts.n);
             if (nreq)
-                pl_sb_puts(&o, "))?");
+                pl_rx_buf_puts(&o, "))?");
             else
-                pl_sb_printf(&o, ") %s)?", ws);
+                pl_rx_buf_printf(&o, ") %s)?", ws);
             if (alts.oom)
                 o.oom = 1;
-            pl_sb_free(&alts);
+            pl_rx_buf_free(&alts);
             free(chain);
             free(rest);
         }
         if (nreq)
-            pl_sb_printf(&o, " %s", ws);
-        pl_sb_puts(&o, " \"}\"");
+            pl_rx_buf_printf(&o, " %s", ws);
+        pl_rx_buf_puts(&o, " \"}\"");
         out = take(c, &o);
     }
 done_opt:
@@ -1751,8 +1701,7 @@ done:
 /* ------------------------------------------------------------------ */
 /* arrays                                                              */
 
-static char *array_expr(jsc *c, const cJSON *s, const char *path, const char *hint)
-{
+static char *array_expr(jsc *c, const cJSON *s, const char *path, const char *hint) {
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items");
     const cJSON *prefix = cJSON_GetObjectItemCaseSensitive(s, "prefixItems");
     const cJSON *rest = items;
@@ -1844,18 +1793,18 @@ static char *array_expr(jsc *c, const cJSON *s, const char *path, const char *hi
         fail(c, "unsatisfiable JSON schema at %s: minItems %ld cannot be met by the item schemas", path, minn);
         goto done;
     }
-    pl_sb o = {0};
+    pl_rx_buf o = {0};
     if (hi == 0) {
-        pl_sb_printf(&o, "\"[\" %s \"]\"", ws);
+        pl_rx_buf_printf(&o, "\"[\" %s \"]\"", ws);
         out = take(c, &o);
         goto done;
     }
     /* elements 0..r-1 always there, the rest optional */
     long r = minn > 0 ? minn : 1;
-    pl_sb seq = {0};
+    pl_rx_buf seq = {0};
     for (long i = 0; i < r && i < kk; i++) {
         if (i)
-            pl_sb_printf(&seq, " \",\" %s ", ws);
+            pl_rx_buf_printf(&seq, " \",\" %s ", ws);
         put_seq_item(&seq, pos[i]);
     }
     if (r > kk) {
@@ -1865,50 +1814,50 @@ static char *array_expr(jsc *c, const cJSON *s, const char *path, const char *hi
             nrest--;
         }
         if (nrest > 0) {
-            pl_sb one = {0};
-            pl_sb_printf(&one, "\",\" %s ", ws);
+            pl_rx_buf one = {0};
+            pl_rx_buf_printf(&one, "\",\" %s ", ws);
             put_seq_item(&one, restv);
-            pl_sb_putc(&seq, ' ');
+            pl_rx_buf_putc(&seq, ' ');
             if (one.s)
                 put_quantified(&seq, one.s, nrest, nrest);
-            pl_sb_free(&one);
+            pl_rx_buf_free(&one);
         }
     }
     /* optional tail: prefix positions r..kk-1 nested, then more items */
-    pl_sb tail = {0};
+    pl_rx_buf tail = {0};
     long from = r > kk ? r : kk;
     if (restv && (hi < 0 || hi > from)) {
-        pl_sb one = {0};
-        pl_sb_printf(&one, "\",\" %s ", ws);
+        pl_rx_buf one = {0};
+        pl_rx_buf_printf(&one, "\",\" %s ", ws);
         put_seq_item(&one, restv);
         if (one.s)
             put_quantified(&tail, one.s, 0, hi < 0 ? -1 : hi - from);
-        pl_sb_free(&one);
+        pl_rx_buf_free(&one);
     }
     for (long j = kk - 1; j >= r; j--) {
-        pl_sb t = {0};
-        pl_sb_printf(&t, "(\",\" %s ", ws);
+        pl_rx_buf t = {0};
+        pl_rx_buf_printf(&t, "(\",\" %s ", ws);
         put_seq_item(&t, pos[j]);
         if (tail.n) {
-            pl_sb_putc(&t, ' ');
-            pl_sb_putn(&t, tail.s, tail.n);
+            pl_rx_buf_putc(&t, ' ');
+            pl_rx_buf_putn(&t, tail.s, tail.n);
         }
-        pl_sb_puts(&t, ")?");
-        pl_sb_free(&tail);
+        pl_rx_buf_puts(&t, ")?");
+        pl_rx_buf_free(&tail);
         tail = t;
     }
     if (tail.n) {
-        pl_sb_putc(&seq, ' ');
-        pl_sb_putn(&seq, tail.s, tail.n);
+        pl_rx_buf_putc(&seq, ' ');
+        pl_rx_buf_putn(&seq, tail.s, tail.n);
     }
-    pl_sb_free(&tail);
+    pl_rx_buf_free(&tail);
     if (minn == 0)
-        pl_sb_printf(&o, "\"[\" %s (%s %s)? \"]\"", ws, seq.s ? seq.s : "", ws);
+        pl_rx_buf_printf(&o, "\"[\" %s (%s %s)? \"]\"", ws, seq.s ? seq.s : "", ws);
     else
-        pl_sb_printf(&o, "\"[\" %s %s %s \"]\"", ws, seq.s ? seq.s : "", ws);
+        pl_rx_buf_printf(&o, "\"[\" %s %s %s \"]\"", ws, seq.s ? seq.s : "", ws);
     if (seq.oom)
         o.oom = 1;
-    pl_sb_free(&seq);
+    pl_rx_buf_free(&seq);
     out = take(c, &o);
 done:
     for (long i = 0; pos && i < k; i++)
@@ -1923,8 +1872,7 @@ done:
 /* ------------------------------------------------------------------ */
 /* validation (for enum/const values under other keywords)             */
 
-static long count_cps(const char *s)
-{
+static long count_cps(const char *s) {
     long n = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if ((*p & 0xC0) != 0x80)
@@ -1932,8 +1880,7 @@ static long count_cps(const char *s)
     return n;
 }
 
-static int json_type_ok(const cJSON *v, int mask)
-{
+static int json_type_ok(const cJSON *v, int mask) {
     if (cJSON_IsObject(v))
         return mask & T_OBJECT;
     if (cJSON_IsArray(v))
@@ -1950,8 +1897,7 @@ static int json_type_ok(const cJSON *v, int mask)
 }
 
 /* 1 valid, 0 not, -1 error (failed) */
-static int validate(jsc *c, const cJSON *v, const cJSON *s, const char *path, int depth)
-{
+static int validate(jsc *c, const cJSON *v, const cJSON *s, const char *path, int depth) {
     if (!s || cJSON_IsTrue(s))
         return 1;
     if (cJSON_IsFalse(s))
@@ -2129,8 +2075,7 @@ static cJSON *merge2(jsc *c, cJSON *a, cJSON *b, const char *path);
 
 /* {"allOf":[x, y]} for a lazy merge, or one of them when the other is
    true/absent; false wins */
-static cJSON *lazy_all(const cJSON *x, const cJSON *y)
-{
+static cJSON *lazy_all(const cJSON *x, const cJSON *y) {
     if (cJSON_IsFalse(x) || cJSON_IsFalse(y))
         return cJSON_CreateFalse();
     if (!x || cJSON_IsTrue(x))
@@ -2150,8 +2095,7 @@ static cJSON *lazy_all(const cJSON *x, const cJSON *y)
 
 /* a copy of s without allOf, $ref and the keywords that ask nothing;
    anyOf together with oneOf becomes one anyOf of their combinations */
-static cJSON *norm(jsc *c, const cJSON *s, const char *path, int depth)
-{
+static cJSON *norm(jsc *c, const cJSON *s, const char *path, int depth) {
     if (!s || cJSON_IsBool(s))
         return s && cJSON_IsFalse(s) ? cJSON_CreateFalse() : cJSON_CreateTrue();
     if (!cJSON_IsObject(s)) {
@@ -2225,15 +2169,13 @@ static cJSON *norm(jsc *c, const cJSON *s, const char *path, int depth)
     return acc;
 }
 
-static void take_key(cJSON *r, const char *key, const cJSON *from)
-{
+static void take_key(cJSON *r, const char *key, const cJSON *from) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
     if (v)
         cJSON_AddItemToObject(r, key, cJSON_Duplicate(v, 1));
 }
 
-static cJSON *merge2(jsc *c, cJSON *a, cJSON *b, const char *path)
-{
+static cJSON *merge2(jsc *c, cJSON *a, cJSON *b, const char *path) {
     cJSON *r = NULL;
     if (c->failed || !a || !b) {
         if (!c->failed)
@@ -2517,8 +2459,7 @@ out:
 static int has_key(const cJSON *s, const char *k) { return cJSON_GetObjectItemCaseSensitive(s, k) != NULL; }
 
 /* does the schema have keywords that constrain, besides the ones listed? */
-static int has_other_constraints(const cJSON *s, const char *const *except)
-{
+static int has_other_constraints(const cJSON *s, const char *const *except) {
     for (const cJSON *k = s->child; k; k = k->next)
         if (!is_annotation(k->string) && !in_list(except, k->string))
             return 1;
@@ -2527,8 +2468,7 @@ static int has_other_constraints(const cJSON *s, const char *const *except)
 
 static char *visit_body(jsc *c, const cJSON *s, const char *path, const char *hint);
 
-static char *alternatives_expr(jsc *c, const cJSON *s, const char *path, const char *hint)
-{
+static char *alternatives_expr(jsc *c, const cJSON *s, const char *path, const char *hint) {
     const char *key = has_key(s, "anyOf") ? "anyOf" : "oneOf";
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(s, key);
     if (!cJSON_IsArray(l) || !l->child) {
@@ -2549,7 +2489,7 @@ static char *alternatives_expr(jsc *c, const cJSON *s, const char *path, const c
     /* oneOf is treated as anyOf: the grammar allows a value that would
        match several alternatives (telling them apart is not what a
        grammar can do in general) */
-    pl_sb o = {0};
+    pl_rx_buf o = {0};
     char **seen = NULL;
     size_t nseen = 0;
     int i = 0, ok = 1;
@@ -2594,26 +2534,25 @@ static char *alternatives_expr(jsc *c, const cJSON *s, const char *path, const c
         seen = ns;
         seen[nseen++] = e;
         if (nseen > 1)
-            pl_sb_puts(&o, " | ");
-        pl_sb_puts(&o, e);
+            pl_rx_buf_puts(&o, " | ");
+        pl_rx_buf_puts(&o, e);
     }
     for (size_t j = 0; j < nseen; j++)
         free(seen[j]);
     free(seen);
     cJSON_Delete(sibs);
     if (!ok) {
-        pl_sb_free(&o);
+        pl_rx_buf_free(&o);
         return NULL;
     }
     if (!nseen) {
-        pl_sb_free(&o);
+        pl_rx_buf_free(&o);
         return NEVER;
     }
     return take(c, &o);
 }
 
-static char *types_expr(jsc *c, const cJSON *s, const char *path, const char *hint)
-{
+static char *types_expr(jsc *c, const cJSON *s, const char *path, const char *hint) {
     int types = get_types(c, s, path);
     if (types < 0)
         return NULL;
@@ -2640,7 +2579,7 @@ static char *types_expr(jsc *c, const cJSON *s, const char *path, const char *hi
     }
     if (types & T_NUMBER)
         types &= ~T_INTEGER;
-    pl_sb o = {0};
+    pl_rx_buf o = {0};
     int n = 0;
     for (int i = 0; i < 7; i++) {
         int t = 1 << i;
@@ -2657,19 +2596,18 @@ static char *types_expr(jsc *c, const cJSON *s, const char *path, const char *hi
         case T_NULL: e = helper(c, H_NULL); break;
         }
         if (!e) {
-            pl_sb_free(&o);
+            pl_rx_buf_free(&o);
             return NULL;
         }
         if (n++)
-            pl_sb_puts(&o, " | ");
-        pl_sb_puts(&o, e);
+            pl_rx_buf_puts(&o, " | ");
+        pl_rx_buf_puts(&o, e);
         free(e);
     }
     return take(c, &o);
 }
 
-static char *visit_body(jsc *c, const cJSON *s, const char *path, const char *hint)
-{
+static char *visit_body(jsc *c, const cJSON *s, const char *path, const char *hint) {
     if (c->failed)
         return NULL;
     if (!s || cJSON_IsTrue(s))
@@ -2709,8 +2647,7 @@ static char *visit_body(jsc *c, const cJSON *s, const char *path, const char *hi
 
 /* The expression of a schema: as the body of a rule (as_body), else as
    one term or sequence, a rule named after the hint made when needed. */
-static char *visit(jsc *c, const cJSON *s, const char *path, const char *hint, int as_body)
-{
+static char *visit(jsc *c, const cJSON *s, const char *path, const char *hint, int as_body) {
     if (++c->nest > NEST_LIMIT) {
         fail(c, "schema at %s nests too deeply", path);
         c->nest--;
@@ -2727,8 +2664,7 @@ static char *visit(jsc *c, const cJSON *s, const char *path, const char *hint, i
 /* ------------------------------------------------------------------ */
 /* the text                                                            */
 
-static char *helper_body(jsc *c, int h)
-{
+static char *helper_body(jsc *c, int h) {
     const char *p = c->prefix;
     switch (h) {
     case H_WS: return jstrdup(c, "| \" \" | \"\\n\" [ \\t]{0,20}");
@@ -2749,11 +2685,11 @@ static char *helper_body(jsc *c, int h)
                     p, p, p, p, p, p, p, p, p);
     case H_ARRAY: return jfmt(c, "\"[\" %sws (%svalue (\",\" %sws %svalue)* %sws)? \"]\"", p, p, p, p, p);
     case H_KCHAR: {
-        pl_cpset all = {0};
-        pl_cpset_add(&all, 0, 0x10FFFF);
-        pl_sb sb = {0};
-        pl_gbnf_put_json_charset(&sb, &all);
-        pl_cpset_free(&all);
+        pl_rx_cpset all = {0};
+        pl_rx_cpset_add(&all, 0, 0x10FFFF);
+        pl_rx_buf sb = {0};
+        pl_rx_put_json_charset(&sb, &all);
+        pl_rx_cpset_free(&all);
         return take(c, &sb);
     }
     default: {
@@ -2778,16 +2714,14 @@ static const unsigned helper_deps[H_COUNT] = {
     [H_ARRAY] = (1u << H_WS) | (1u << H_VALUE),
 };
 
-static int prefix_ok(const char *p)
-{
+static int prefix_ok(const char *p) {
     for (; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'))
             return 0;
     return 1;
 }
 
-static void ctx_free(jsc *c)
-{
+static void ctx_free(jsc *c) {
     for (size_t i = 0; i < c->nrules; i++) {
         free(c->rules[i].name);
         free(c->rules[i].body);
@@ -2798,8 +2732,7 @@ static void ctx_free(jsc *c)
     free(c->refs);
 }
 
-char *pl_schema_to_gbnf(const cJSON *schema, const char *prefix, char *err, size_t errlen)
-{
+char *pl_schema_to_gbnf(const cJSON *schema, const char *prefix, char *err, size_t errlen) {
     char dummy[8];
     if (!err || !errlen) {
         err = dummy;
@@ -2852,25 +2785,24 @@ char *pl_schema_to_gbnf(const cJSON *schema, const char *prefix, char *err, size
                     changed = 1;
                 }
         }
-        pl_sb out = {0};
+        pl_rx_buf out = {0};
         for (size_t i = 0; i < c.nrules; i++)
-            pl_sb_printf(&out, "%s ::= %s\n", c.rules[i].name, c.rules[i].body ? c.rules[i].body : "\"\"");
+            pl_rx_buf_printf(&out, "%s ::= %s\n", c.rules[i].name, c.rules[i].body ? c.rules[i].body : "\"\"");
         for (int h = 0; h < H_COUNT && !c.failed; h++) {
             if (!(c.helpers & (1u << h)))
                 continue;
             char *b = helper_body(&c, h);
             if (b)
-                pl_sb_printf(&out, "%s%s ::= %s\n", prefix, helper_names[h], b);
+                pl_rx_buf_printf(&out, "%s%s ::= %s\n", prefix, helper_names[h], b);
             free(b);
         }
-        text = c.failed ? (pl_sb_free(&out), NULL) : take(&c, &out);
+        text = c.failed ? (pl_rx_buf_free(&out), NULL) : take(&c, &out);
     }
     ctx_free(&c);
     return text;
 }
 
-char *pl_json_object_gbnf(const char *prefix)
-{
+char *pl_json_object_gbnf(const char *prefix) {
     cJSON *s = cJSON_CreateObject();
     if (!s || !cJSON_AddStringToObject(s, "type", "object")) {
         cJSON_Delete(s);

@@ -24,8 +24,7 @@
 /* ------------------------------------------------------------------ */
 /* text buffer                                                         */
 
-static int sb_grow(pl_sb *sb, size_t add)
-{
+static int sb_grow(pl_rx_buf *sb, size_t add) {
     if (sb->oom)
         return 0;
     if (sb->n + add + 1 <= sb->cap)
@@ -43,8 +42,7 @@ static int sb_grow(pl_sb *sb, size_t add)
     return 1;
 }
 
-void pl_sb_putn(pl_sb *sb, const char *s, size_t n)
-{
+void pl_rx_buf_putn(pl_rx_buf *sb, const char *s, size_t n) {
     if (!sb_grow(sb, n))
         return;
     memcpy(sb->s + sb->n, s, n);
@@ -52,12 +50,11 @@ void pl_sb_putn(pl_sb *sb, const char *s, size_t n)
     sb->s[sb->n] = 0;
 }
 
-void pl_sb_puts(pl_sb *sb, const char *s) { pl_sb_putn(sb, s, strlen(s)); }
+void pl_rx_buf_puts(pl_rx_buf *sb, const char *s) { pl_rx_buf_putn(sb, s, strlen(s)); }
 
-void pl_sb_putc(pl_sb *sb, char c) { pl_sb_putn(sb, &c, 1); }
+void pl_rx_buf_putc(pl_rx_buf *sb, char c) { pl_rx_buf_putn(sb, &c, 1); }
 
-void pl_sb_printf(pl_sb *sb, const char *fmt, ...)
-{
+void pl_rx_buf_printf(pl_rx_buf *sb, const char *fmt, ...) {
     char tmp[256];
     va_list ap;
     va_start(ap, fmt);
@@ -68,7 +65,7 @@ void pl_sb_printf(pl_sb *sb, const char *fmt, ...)
         return;
     }
     if ((size_t)k < sizeof tmp) {
-        pl_sb_putn(sb, tmp, (size_t)k);
+        pl_rx_buf_putn(sb, tmp, (size_t)k);
         return;
     }
     if (!sb_grow(sb, (size_t)k))
@@ -79,19 +76,17 @@ void pl_sb_printf(pl_sb *sb, const char *fmt, ...)
     sb->n += (size_t)k;
 }
 
-char *pl_sb_take(pl_sb *sb)
-{
+char *pl_rx_buf_take(pl_rx_buf *sb) {
     char *s = NULL;
     if (!sb->oom) {
         s = sb->s ? sb->s : calloc(1, 1);
         sb->s = NULL;
     }
-    pl_sb_free(sb);
+    pl_rx_buf_free(sb);
     return s;
 }
 
-void pl_sb_free(pl_sb *sb)
-{
+void pl_rx_buf_free(pl_rx_buf *sb) {
     free(sb->s);
     sb->s = NULL;
     sb->n = sb->cap = 0;
@@ -101,8 +96,7 @@ void pl_sb_free(pl_sb *sb)
 /* ------------------------------------------------------------------ */
 /* code point sets                                                     */
 
-void pl_cpset_add(pl_cpset *set, uint32_t lo, uint32_t hi)
-{
+void pl_rx_cpset_add(pl_rx_cpset *set, uint32_t lo, uint32_t hi) {
     if (lo > hi || set->oom)
         return;
     /* first range that ends at or after lo-1 */
@@ -120,7 +114,7 @@ void pl_cpset_add(pl_cpset *set, uint32_t lo, uint32_t hi)
     if (j == i) {
         if (set->n == set->cap) {
             size_t cap = set->cap ? set->cap * 2 : 8;
-            pl_cprange *r = realloc(set->r, cap * sizeof *r);
+            pl_rx_cprange *r = realloc(set->r, cap * sizeof *r);
             if (!r) {
                 set->oom = 1;
                 return;
@@ -138,8 +132,7 @@ void pl_cpset_add(pl_cpset *set, uint32_t lo, uint32_t hi)
     set->r[i].hi = hi;
 }
 
-int pl_cpset_has(const pl_cpset *set, uint32_t cp)
-{
+int pl_rx_cpset_has(const pl_rx_cpset *set, uint32_t cp) {
     size_t a = 0, b = set->n;
     while (a < b) {
         size_t m = (a + b) / 2;
@@ -153,41 +146,37 @@ int pl_cpset_has(const pl_cpset *set, uint32_t cp)
     return 0;
 }
 
-void pl_cpset_free(pl_cpset *set)
-{
+void pl_rx_cpset_free(pl_rx_cpset *set) {
     free(set->r);
     memset(set, 0, sizeof *set);
 }
 
-static void cpset_union(pl_cpset *dst, const pl_cpset *src)
-{
+static void cpset_union(pl_rx_cpset *dst, const pl_rx_cpset *src) {
     for (size_t i = 0; i < src->n; i++)
-        pl_cpset_add(dst, src->r[i].lo, src->r[i].hi);
+        pl_rx_cpset_add(dst, src->r[i].lo, src->r[i].hi);
 }
 
 /* dst = the code points (but surrogates) that are not in src */
-static void cpset_complement(pl_cpset *dst, const pl_cpset *src)
-{
+static void cpset_complement(pl_rx_cpset *dst, const pl_rx_cpset *src) {
     uint32_t next = 0;
     for (size_t i = 0; i < src->n; i++) {
         if (src->r[i].lo > next)
-            pl_cpset_add(dst, next, src->r[i].lo - 1);
+            pl_rx_cpset_add(dst, next, src->r[i].lo - 1);
         next = src->r[i].hi + 1;
     }
     if (next <= CP_MAX)
-        pl_cpset_add(dst, next, CP_MAX);
+        pl_rx_cpset_add(dst, next, CP_MAX);
 }
 
 /* dst = a minus b */
-static void cpset_minus(pl_cpset *dst, const pl_cpset *a, const pl_cpset *b)
-{
+static void cpset_minus(pl_rx_cpset *dst, const pl_rx_cpset *a, const pl_rx_cpset *b) {
     for (size_t i = 0; i < a->n; i++) {
         uint32_t lo = a->r[i].lo, hi = a->r[i].hi;
         for (size_t j = 0; j < b->n && lo <= hi; j++) {
             if (b->r[j].hi < lo || b->r[j].lo > hi)
                 continue;
             if (b->r[j].lo > lo)
-                pl_cpset_add(dst, lo, b->r[j].lo - 1);
+                pl_rx_cpset_add(dst, lo, b->r[j].lo - 1);
             if (b->r[j].hi >= hi) {
                 lo = 1;
                 hi = 0;
@@ -196,30 +185,28 @@ static void cpset_minus(pl_cpset *dst, const pl_cpset *a, const pl_cpset *b)
             lo = b->r[j].hi + 1;
         }
         if (lo <= hi)
-            pl_cpset_add(dst, lo, hi);
+            pl_rx_cpset_add(dst, lo, hi);
     }
 }
 
-static void cpset_drop_surrogates(pl_cpset *set)
-{
-    pl_cpset out = {0}, sur = {0};
-    pl_cpset_add(&sur, 0xD800, 0xDFFF);
+static void cpset_drop_surrogates(pl_rx_cpset *set) {
+    pl_rx_cpset out = {0}, sur = {0};
+    pl_rx_cpset_add(&sur, 0xD800, 0xDFFF);
     cpset_minus(&out, set, &sur);
-    pl_cpset_free(&sur);
+    pl_rx_cpset_free(&sur);
     if (out.oom || set->oom) {
-        pl_cpset_free(&out);
+        pl_rx_cpset_free(&out);
         set->oom = 1;
         return;
     }
-    pl_cpset_free(set);
+    pl_rx_cpset_free(set);
     *set = out;
 }
 
 /* ------------------------------------------------------------------ */
 /* UTF-8                                                               */
 
-int pl_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp)
-{
+int pl_rx_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp) {
     const unsigned char *u = (const unsigned char *)s;
     size_t k = *i;
     if (k >= len)
@@ -252,18 +239,16 @@ int pl_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp)
     return 1;
 }
 
-int pl_utf8_valid(const char *s, size_t len)
-{
+int pl_rx_utf8_valid(const char *s, size_t len) {
     size_t i = 0;
     uint32_t cp;
     while (i < len)
-        if (!pl_utf8_next(s, len, &i, &cp))
+        if (!pl_rx_utf8_next(s, len, &i, &cp))
             return 0;
     return 1;
 }
 
-static void put_utf8(pl_sb *sb, uint32_t c)
-{
+static void put_utf8(pl_rx_buf *sb, uint32_t c) {
     char b[4];
     size_t n;
     if (c < 0x80) {
@@ -277,36 +262,34 @@ static void put_utf8(pl_sb *sb, uint32_t c)
         b[0] = (char)(0xF0 | (c >> 18)), b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
         b[2] = (char)(0x80 | ((c >> 6) & 0x3F)), b[3] = (char)(0x80 | (c & 0x3F)), n = 4;
     }
-    pl_sb_putn(sb, b, n);
+    pl_rx_buf_putn(sb, b, n);
 }
 
 /* ------------------------------------------------------------------ */
 /* GBNF and JSON text                                                  */
 
-void pl_gbnf_put_literal(pl_sb *sb, const char *text, size_t len)
-{
-    pl_sb_putc(sb, '"');
+void pl_rx_put_literal(pl_rx_buf *sb, const char *text, size_t len) {
+    pl_rx_buf_putc(sb, '"');
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         switch (c) {
-        case '"': pl_sb_puts(sb, "\\\""); break;
-        case '\\': pl_sb_puts(sb, "\\\\"); break;
-        case '\n': pl_sb_puts(sb, "\\n"); break;
-        case '\r': pl_sb_puts(sb, "\\r"); break;
-        case '\t': pl_sb_puts(sb, "\\t"); break;
+        case '"': pl_rx_buf_puts(sb, "\\\""); break;
+        case '\\': pl_rx_buf_puts(sb, "\\\\"); break;
+        case '\n': pl_rx_buf_puts(sb, "\\n"); break;
+        case '\r': pl_rx_buf_puts(sb, "\\r"); break;
+        case '\t': pl_rx_buf_puts(sb, "\\t"); break;
         default:
             if (c < 0x20 || c == 0x7F)
-                pl_sb_printf(sb, "\\x%02X", c);
+                pl_rx_buf_printf(sb, "\\x%02X", c);
             else
-                pl_sb_putc(sb, (char)c);
+                pl_rx_buf_putc(sb, (char)c);
         }
     }
-    pl_sb_putc(sb, '"');
+    pl_rx_buf_putc(sb, '"');
 }
 
 /* the letter of a two-character JSON escape, or 0 */
-static char json_short_escape(uint32_t c)
-{
+static char json_short_escape(uint32_t c) {
     switch (c) {
     case '"': return '"';
     case '\\': return '\\';
@@ -321,101 +304,95 @@ static char json_short_escape(uint32_t c)
 
 static int json_needs_u_escape(uint32_t c) { return (c < 0x20 && !json_short_escape(c)) || c == 0x7F; }
 
-void pl_json_put_cp(pl_sb *sb, uint32_t c)
-{
+void pl_rx_put_json_cp(pl_rx_buf *sb, uint32_t c) {
     char e = json_short_escape(c);
     if (e) {
-        pl_sb_putc(sb, '\\');
-        pl_sb_putc(sb, e);
+        pl_rx_buf_putc(sb, '\\');
+        pl_rx_buf_putc(sb, e);
     } else if (json_needs_u_escape(c)) {
-        pl_sb_printf(sb, "\\u%04x", (unsigned)c);
+        pl_rx_buf_printf(sb, "\\u%04x", (unsigned)c);
     } else {
         put_utf8(sb, c);
     }
 }
 
-void pl_json_put_string_body(pl_sb *sb, const char *utf8, size_t len)
-{
+void pl_rx_put_json_string(pl_rx_buf *sb, const char *utf8, size_t len) {
     size_t i = 0;
     uint32_t cp;
     while (i < len) {
-        if (!pl_utf8_next(utf8, len, &i, &cp)) {
+        if (!pl_rx_utf8_next(utf8, len, &i, &cp)) {
             /* callers check UTF-8 first; keep going byte-wise */
             cp = (unsigned char)utf8[i++];
         }
-        pl_json_put_cp(sb, cp);
+        pl_rx_put_json_cp(sb, cp);
     }
 }
 
 /* one code point inside a GBNF class [...] */
-static void class_put_cp(pl_sb *sb, uint32_t c)
-{
+static void class_put_cp(pl_rx_buf *sb, uint32_t c) {
     if (c >= 0x20 && c < 0x7F && !strchr("]\\-^[\"", (int)c))
-        pl_sb_putc(sb, (char)c);
+        pl_rx_buf_putc(sb, (char)c);
     else if (c < 0x80)
-        pl_sb_printf(sb, "\\x%02X", (unsigned)c);
+        pl_rx_buf_printf(sb, "\\x%02X", (unsigned)c);
     else if (c <= 0xFFFF)
-        pl_sb_printf(sb, "\\u%04X", (unsigned)c);
+        pl_rx_buf_printf(sb, "\\u%04X", (unsigned)c);
     else
         put_utf8(sb, c);
 }
 
-static void class_put_ranges(pl_sb *sb, const pl_cpset *set, int negate)
-{
-    pl_sb_putc(sb, '[');
+static void class_put_ranges(pl_rx_buf *sb, const pl_rx_cpset *set, int negate) {
+    pl_rx_buf_putc(sb, '[');
     if (negate)
-        pl_sb_putc(sb, '^');
+        pl_rx_buf_putc(sb, '^');
     for (size_t i = 0; i < set->n; i++) {
         class_put_cp(sb, set->r[i].lo);
         if (set->r[i].hi != set->r[i].lo) {
             if (set->r[i].hi > set->r[i].lo + 1)
-                pl_sb_putc(sb, '-');
+                pl_rx_buf_putc(sb, '-');
             class_put_cp(sb, set->r[i].hi);
         }
     }
-    pl_sb_putc(sb, ']');
+    pl_rx_buf_putc(sb, ']');
 }
 
 /* a class for the set, plain or negated, whichever is shorter */
-static void class_put_best(pl_sb *sb, const pl_cpset *set)
-{
-    pl_cpset comp = {0}, tmp = {0};
+static void class_put_best(pl_rx_buf *sb, const pl_rx_cpset *set) {
+    pl_rx_cpset comp = {0}, tmp = {0};
     cpset_complement(&tmp, set);
-    pl_cpset sur = {0};
-    pl_cpset_add(&sur, 0xD800, 0xDFFF);
+    pl_rx_cpset sur = {0};
+    pl_rx_cpset_add(&sur, 0xD800, 0xDFFF);
     cpset_minus(&comp, &tmp, &sur); /* surrogates never occur: leave them out */
-    pl_cpset_free(&sur);
-    pl_cpset_free(&tmp);
+    pl_rx_cpset_free(&sur);
+    pl_rx_cpset_free(&tmp);
     if (comp.n < set->n && comp.n > 0)
         class_put_ranges(sb, &comp, 1);
     else
         class_put_ranges(sb, set, 0);
-    pl_cpset_free(&comp);
+    pl_rx_cpset_free(&comp);
 }
 
-int pl_gbnf_put_json_charset(pl_sb *sb, const pl_cpset *set)
-{
-    pl_cpset raw = {0}, special = {0};
+int pl_rx_put_json_charset(pl_rx_buf *sb, const pl_rx_cpset *set) {
+    pl_rx_cpset raw = {0}, special = {0};
     /* the code points written as themselves */
-    pl_cpset_add(&special, 0x00, 0x1F);
-    pl_cpset_add(&special, '"', '"');
-    pl_cpset_add(&special, '\\', '\\');
-    pl_cpset_add(&special, 0x7F, 0x7F);
-    pl_cpset_add(&special, 0xD800, 0xDFFF);
+    pl_rx_cpset_add(&special, 0x00, 0x1F);
+    pl_rx_cpset_add(&special, '"', '"');
+    pl_rx_cpset_add(&special, '\\', '\\');
+    pl_rx_cpset_add(&special, 0x7F, 0x7F);
+    pl_rx_cpset_add(&special, 0xD800, 0xDFFF);
     cpset_minus(&raw, set, &special);
-    pl_cpset_free(&special);
+    pl_rx_cpset_free(&special);
 
     char shorts[8];
     int nshort = 0;
     const uint32_t short_cps[] = {'"', '\\', 0x08, 0x0C, 0x0A, 0x0D, 0x09};
     for (size_t k = 0; k < sizeof short_cps / sizeof *short_cps; k++)
-        if (pl_cpset_has(set, short_cps[k]))
+        if (pl_rx_cpset_has(set, short_cps[k]))
             shorts[nshort++] = json_short_escape(short_cps[k]);
     /* \u00xx escapes grouped by their third hex digit: 0, 1 and 7 */
     char low[3][17];
     int nlow[3] = {0, 0, 0};
     for (uint32_t c = 0; c < 0x80; c++) {
-        if (!json_needs_u_escape(c) || !pl_cpset_has(set, c))
+        if (!json_needs_u_escape(c) || !pl_rx_cpset_has(set, c))
             continue;
         int g = c < 0x10 ? 0 : c < 0x20 ? 1 : 2;
         low[g][nlow[g]++] = "0123456789abcdef"[c & 15];
@@ -426,16 +403,16 @@ int pl_gbnf_put_json_charset(pl_sb *sb, const pl_cpset *set)
 #define SEP()                        \
     do {                             \
         if (!first)                  \
-            pl_sb_puts(sb, " | ");   \
+            pl_rx_buf_puts(sb, " | ");   \
         first = 0;                   \
     } while (0)
     if (raw.n > 0) {
         SEP();
         if (raw.n == 1 && raw.r[0].lo == raw.r[0].hi) {
-            pl_sb t = {0};
+            pl_rx_buf t = {0};
             put_utf8(&t, raw.r[0].lo);
-            pl_gbnf_put_literal(sb, t.s ? t.s : "", t.n);
-            pl_sb_free(&t);
+            pl_rx_put_literal(sb, t.s ? t.s : "", t.n);
+            pl_rx_buf_free(&t);
         } else {
             class_put_best(sb, &raw);
         }
@@ -443,13 +420,13 @@ int pl_gbnf_put_json_charset(pl_sb *sb, const pl_cpset *set)
     if (nshort == 1) {
         SEP();
         char t[2] = {'\\', shorts[0]};
-        pl_gbnf_put_literal(sb, t, 2);
+        pl_rx_put_literal(sb, t, 2);
     } else if (nshort > 1) {
         SEP();
-        pl_sb_puts(sb, "\"\\\\\" [");
+        pl_rx_buf_puts(sb, "\"\\\\\" [");
         for (int k = 0; k < nshort; k++)
             class_put_cp(sb, (unsigned char)shorts[k]);
-        pl_sb_putc(sb, ']');
+        pl_rx_buf_putc(sb, ']');
         if (nalt == 1)
             shape = 1;
     }
@@ -460,29 +437,29 @@ int pl_gbnf_put_json_charset(pl_sb *sb, const pl_cpset *set)
         const char hi = "017"[g];
         if (nlow[g] == 1) {
             char t[6] = {'\\', 'u', '0', '0', hi, low[g][0]};
-            pl_gbnf_put_literal(sb, t, 6);
+            pl_rx_put_literal(sb, t, 6);
         } else {
-            pl_sb_printf(sb, "\"\\\\u00%c\" [", hi);
+            pl_rx_buf_printf(sb, "\"\\\\u00%c\" [", hi);
             for (int k = 0; k < nlow[g]; k++) {
                 /* runs of consecutive hex digits as ranges */
                 int e = k;
                 while (e + 1 < nlow[g] && low[g][e + 1] == low[g][e] + 1)
                     e++;
-                pl_sb_putc(sb, low[g][k]);
+                pl_rx_buf_putc(sb, low[g][k]);
                 if (e > k) {
                     if (e > k + 1)
-                        pl_sb_putc(sb, '-');
-                    pl_sb_putc(sb, low[g][e]);
+                        pl_rx_buf_putc(sb, '-');
+                    pl_rx_buf_putc(sb, low[g][e]);
                 }
                 k = e;
             }
-            pl_sb_putc(sb, ']');
+            pl_rx_buf_putc(sb, ']');
             if (nalt == 1)
                 shape = 1;
         }
     }
 #undef SEP
-    pl_cpset_free(&raw);
+    pl_rx_cpset_free(&raw);
     return shape;
 }
 
@@ -493,7 +470,7 @@ enum { RX_NEVER, RX_EMPTY, RX_SET, RX_SEQ, RX_ALT, RX_REP };
 
 typedef struct rx {
     int kind;
-    pl_cpset set;      /* RX_SET */
+    pl_rx_cpset set;      /* RX_SET */
     struct rx **kid;   /* RX_SEQ, RX_ALT; RX_REP: kid[0] */
     size_t nkid, capkid;
     long min, max;     /* RX_REP; max -1: unbounded */
@@ -503,27 +480,24 @@ struct pl_regex {
     rx *root;
 };
 
-static rx *rx_new(int kind)
-{
+static rx *rx_new(int kind) {
     rx *n = calloc(1, sizeof *n);
     if (n)
         n->kind = kind;
     return n;
 }
 
-static void rx_free(rx *n)
-{
+static void rx_free(rx *n) {
     if (!n)
         return;
     for (size_t i = 0; i < n->nkid; i++)
         rx_free(n->kid[i]);
     free(n->kid);
-    pl_cpset_free(&n->set);
+    pl_rx_cpset_free(&n->set);
     free(n);
 }
 
-static int rx_push(rx *n, rx *k)
-{
+static int rx_push(rx *n, rx *k) {
     if (!k)
         return 0;
     if (n->nkid == n->capkid) {
@@ -540,8 +514,7 @@ static int rx_push(rx *n, rx *k)
     return 1;
 }
 
-static rx *rx_rep(rx *k, long min, long max)
-{
+static rx *rx_rep(rx *k, long min, long max) {
     rx *n = rx_new(RX_REP);
     if (!n || !rx_push(n, k)) {
         if (n)
@@ -555,8 +528,7 @@ static rx *rx_rep(rx *k, long min, long max)
     return n;
 }
 
-static rx *rx_copy(const rx *n)
-{
+static rx *rx_copy(const rx *n) {
     rx *c = rx_new(n->kind);
     if (!c)
         return NULL;
@@ -587,8 +559,7 @@ typedef struct {
     int failed;
 } rxp;
 
-static void rxp_fail(rxp *p, const char *fmt, ...)
-{
+static void rxp_fail(rxp *p, const char *fmt, ...) {
     if (p->failed)
         return;
     p->failed = 1;
@@ -602,8 +573,7 @@ static void rxp_fail(rxp *p, const char *fmt, ...)
 
 static int peek(const rxp *p, size_t off) { return p->i + off < p->n ? (int)p->cp[p->i + off] : -1; }
 
-static int hexval(int c)
-{
+static int hexval(int c) {
     if (c >= '0' && c <= '9')
         return c - '0';
     if (c >= 'a' && c <= 'f')
@@ -613,33 +583,30 @@ static int hexval(int c)
     return -1;
 }
 
-static void set_digit(pl_cpset *s) { pl_cpset_add(s, '0', '9'); }
+static void set_digit(pl_rx_cpset *s) { pl_rx_cpset_add(s, '0', '9'); }
 
-static void set_word(pl_cpset *s)
-{
-    pl_cpset_add(s, '0', '9');
-    pl_cpset_add(s, 'A', 'Z');
-    pl_cpset_add(s, '_', '_');
-    pl_cpset_add(s, 'a', 'z');
+static void set_word(pl_rx_cpset *s) {
+    pl_rx_cpset_add(s, '0', '9');
+    pl_rx_cpset_add(s, 'A', 'Z');
+    pl_rx_cpset_add(s, '_', '_');
+    pl_rx_cpset_add(s, 'a', 'z');
 }
 
-static void set_space(pl_cpset *s)
-{
-    pl_cpset_add(s, 0x09, 0x0D);
-    pl_cpset_add(s, 0x20, 0x20);
-    pl_cpset_add(s, 0xA0, 0xA0);
-    pl_cpset_add(s, 0x1680, 0x1680);
-    pl_cpset_add(s, 0x2000, 0x200A);
-    pl_cpset_add(s, 0x2028, 0x2029);
-    pl_cpset_add(s, 0x202F, 0x202F);
-    pl_cpset_add(s, 0x205F, 0x205F);
-    pl_cpset_add(s, 0x3000, 0x3000);
-    pl_cpset_add(s, 0xFEFF, 0xFEFF);
+static void set_space(pl_rx_cpset *s) {
+    pl_rx_cpset_add(s, 0x09, 0x0D);
+    pl_rx_cpset_add(s, 0x20, 0x20);
+    pl_rx_cpset_add(s, 0xA0, 0xA0);
+    pl_rx_cpset_add(s, 0x1680, 0x1680);
+    pl_rx_cpset_add(s, 0x2000, 0x200A);
+    pl_rx_cpset_add(s, 0x2028, 0x2029);
+    pl_rx_cpset_add(s, 0x202F, 0x202F);
+    pl_rx_cpset_add(s, 0x205F, 0x205F);
+    pl_rx_cpset_add(s, 0x3000, 0x3000);
+    pl_rx_cpset_add(s, 0xFEFF, 0xFEFF);
 }
 
 /* "{m}", "{m,}", "{m,n}" at p->i?  Fills min/max and the length. */
-static int brace_quant(const rxp *p, long *min, long *max, size_t *len)
-{
+static int brace_quant(const rxp *p, long *min, long *max, size_t *len) {
     size_t k = p->i;
     if (k >= p->n || p->cp[k] != '{')
         return 0;
@@ -674,8 +641,7 @@ static int brace_quant(const rxp *p, long *min, long *max, size_t *len)
 
 /* An escape after the backslash at p->i-1.  Sets either *cp (returns 1)
    or the class *set (returns 2); 0 on failure. */
-static int parse_escape(rxp *p, int in_class, uint32_t *cp, pl_cpset *set)
-{
+static int parse_escape(rxp *p, int in_class, uint32_t *cp, pl_rx_cpset *set) {
     int c = peek(p, 0);
     if (c < 0) {
         rxp_fail(p, "pattern ends with a lone backslash");
@@ -689,7 +655,7 @@ static int parse_escape(rxp *p, int in_class, uint32_t *cp, pl_cpset *set)
     case 'D':
     case 'W':
     case 'S': {
-        pl_cpset t = {0};
+        pl_rx_cpset t = {0};
         if (c == 'D')
             set_digit(&t);
         else if (c == 'W')
@@ -697,7 +663,7 @@ static int parse_escape(rxp *p, int in_class, uint32_t *cp, pl_cpset *set)
         else
             set_space(&t);
         cpset_complement(set, &t);
-        pl_cpset_free(&t);
+        pl_rx_cpset_free(&t);
         return 2;
     }
     case 't': *cp = 0x09; return 1;
@@ -803,20 +769,19 @@ static int parse_escape(rxp *p, int in_class, uint32_t *cp, pl_cpset *set)
     return 1;
 }
 
-static rx *parse_class(rxp *p)
-{
+static rx *parse_class(rxp *p) {
     /* p->i is just past '[' */
     int negate = 0;
     if (peek(p, 0) == '^') {
         negate = 1;
         p->i++;
     }
-    pl_cpset set = {0};
+    pl_rx_cpset set = {0};
     for (;;) {
         int c = peek(p, 0);
         if (c < 0) {
             rxp_fail(p, "unterminated character class in pattern");
-            pl_cpset_free(&set);
+            pl_rx_cpset_free(&set);
             return NULL;
         }
         if (c == ']') {
@@ -824,14 +789,14 @@ static rx *parse_class(rxp *p)
             break;
         }
         uint32_t a = 0;
-        pl_cpset sa = {0};
+        pl_rx_cpset sa = {0};
         int ka;
         p->i++;
         if (c == '\\') {
             ka = parse_escape(p, 1, &a, &sa);
             if (!ka) {
-                pl_cpset_free(&set);
-                pl_cpset_free(&sa);
+                pl_rx_cpset_free(&set);
+                pl_rx_cpset_free(&sa);
                 return NULL;
             }
         } else {
@@ -843,13 +808,13 @@ static rx *parse_class(rxp *p)
             int d = peek(p, 0);
             p->i++;
             uint32_t b = 0;
-            pl_cpset sb2 = {0};
+            pl_rx_cpset sb2 = {0};
             int kb = 1;
             if (d == '\\') {
                 kb = parse_escape(p, 1, &b, &sb2);
                 if (!kb) {
-                    pl_cpset_free(&set);
-                    pl_cpset_free(&sb2);
+                    pl_rx_cpset_free(&set);
+                    pl_rx_cpset_free(&sb2);
                     return NULL;
                 }
             } else {
@@ -857,52 +822,50 @@ static rx *parse_class(rxp *p)
             }
             if (kb == 2) {
                 /* [a-\d]: the '-' is itself (web-compatibility rule) */
-                pl_cpset_add(&set, a, a);
-                pl_cpset_add(&set, '-', '-');
+                pl_rx_cpset_add(&set, a, a);
+                pl_rx_cpset_add(&set, '-', '-');
                 cpset_union(&set, &sb2);
             } else if (b < a) {
                 rxp_fail(p, "character class range out of order in pattern");
-                pl_cpset_free(&set);
+                pl_rx_cpset_free(&set);
                 return NULL;
             } else {
-                pl_cpset_add(&set, a, b);
+                pl_rx_cpset_add(&set, a, b);
             }
-            pl_cpset_free(&sb2);
+            pl_rx_cpset_free(&sb2);
         } else if (ka == 1) {
-            pl_cpset_add(&set, a, a);
+            pl_rx_cpset_add(&set, a, a);
         } else {
             cpset_union(&set, &sa);
         }
-        pl_cpset_free(&sa);
+        pl_rx_cpset_free(&sa);
     }
     rx *n = rx_new(RX_SET);
     if (!n) {
-        pl_cpset_free(&set);
+        pl_rx_cpset_free(&set);
         return NULL;
     }
     if (negate)
         cpset_complement(&n->set, &set);
     else
         cpset_union(&n->set, &set);
-    pl_cpset_free(&set);
+    pl_rx_cpset_free(&set);
     cpset_drop_surrogates(&n->set);
     return n;
 }
 
-static rx *any_char_star(void)
-{
+static rx *any_char_star(void) {
     rx *s = rx_new(RX_SET);
     if (!s)
         return NULL;
-    pl_cpset_add(&s->set, 0, 0xD7FF);
-    pl_cpset_add(&s->set, 0xE000, CP_MAX);
+    pl_rx_cpset_add(&s->set, 0, 0xD7FF);
+    pl_rx_cpset_add(&s->set, 0xE000, CP_MAX);
     return rx_rep(s, 0, -1);
 }
 
 static rx *parse_alt(rxp *p, int top);
 
-static rx *parse_atom(rxp *p)
-{
+static rx *parse_atom(rxp *p) {
     int c = peek(p, 0);
     if (c == '(') {
         p->i++;
@@ -967,10 +930,10 @@ static rx *parse_atom(rxp *p)
         return NULL;
     p->i++;
     if (c == '.') {
-        pl_cpset_add(&n->set, 0, 0x09);
-        pl_cpset_add(&n->set, 0x0B, 0x0C);
-        pl_cpset_add(&n->set, 0x0E, 0x2027);
-        pl_cpset_add(&n->set, 0x202A, CP_MAX);
+        pl_rx_cpset_add(&n->set, 0, 0x09);
+        pl_rx_cpset_add(&n->set, 0x0B, 0x0C);
+        pl_rx_cpset_add(&n->set, 0x0E, 0x2027);
+        pl_rx_cpset_add(&n->set, 0x202A, CP_MAX);
         cpset_drop_surrogates(&n->set);
     } else if (c == '\\') {
         uint32_t cp = 0;
@@ -980,11 +943,11 @@ static rx *parse_atom(rxp *p)
             return NULL;
         }
         if (k == 1)
-            pl_cpset_add(&n->set, cp, cp);
+            pl_rx_cpset_add(&n->set, cp, cp);
         else
             cpset_drop_surrogates(&n->set);
     } else {
-        pl_cpset_add(&n->set, (uint32_t)c, (uint32_t)c);
+        pl_rx_cpset_add(&n->set, (uint32_t)c, (uint32_t)c);
     }
     if (n->set.oom) {
         rx_free(n);
@@ -993,8 +956,7 @@ static rx *parse_atom(rxp *p)
     return n;
 }
 
-static rx *parse_seq(rxp *p, int top)
-{
+static rx *parse_seq(rxp *p, int top) {
     rx *seq = rx_new(RX_SEQ);
     if (!seq)
         return NULL;
@@ -1090,8 +1052,7 @@ static rx *parse_seq(rxp *p, int top)
     return seq;
 }
 
-static rx *parse_alt(rxp *p, int top)
-{
+static rx *parse_alt(rxp *p, int top) {
     rx *alt = rx_new(RX_ALT);
     if (!alt)
         return NULL;
@@ -1110,8 +1071,7 @@ static rx *parse_alt(rxp *p, int top)
 
 /* ---- simplification ---- */
 
-static int rx_nullable(const rx *n)
-{
+static int rx_nullable(const rx *n) {
     switch (n->kind) {
     case RX_EMPTY: return 1;
     case RX_SEQ:
@@ -1132,8 +1092,7 @@ static int rx_nullable(const rx *n)
 static rx *simplify(rx *n);
 
 /* The language of a simplified node without the empty string. */
-static rx *nonnull(const rx *n)
-{
+static rx *nonnull(const rx *n) {
     if (!rx_nullable(n))
         return rx_copy(n);
     switch (n->kind) {
@@ -1184,8 +1143,7 @@ static rx *nonnull(const rx *n)
     }
 }
 
-static rx *replace(rx *old, rx *with)
-{
+static rx *replace(rx *old, rx *with) {
     rx_free(old);
     return with;
 }
@@ -1193,8 +1151,7 @@ static rx *replace(rx *old, rx *with)
 /* Simplify (taking the node): no EMPTY/NEVER inside, flat sequences and
    alternations, single-character alternatives merged into one set, and
    no repetition of a nullable part. */
-static rx *simplify(rx *n)
-{
+static rx *simplify(rx *n) {
     if (!n)
         return NULL;
     switch (n->kind) {
@@ -1361,8 +1318,7 @@ static rx *simplify(rx *n)
 #define LEN_CAP 1000000000L
 
 static long len_add(long a, long b) { return (a < 0 || b < 0) ? -1 : (a + b > LEN_CAP ? LEN_CAP : a + b); }
-static long len_mul(long a, long k)
-{
+static long len_mul(long a, long k) {
     if (a < 0 || k < 0)
         return (a == 0 || k == 0) ? 0 : -1;
     if (k && a > LEN_CAP / k)
@@ -1370,8 +1326,7 @@ static long len_mul(long a, long k)
     return a * k;
 }
 
-static void rx_len(const rx *n, long *lo, long *hi)
-{
+static void rx_len(const rx *n, long *lo, long *hi) {
     switch (n->kind) {
     case RX_EMPTY: *lo = 0, *hi = 0; return;
     case RX_NEVER: *lo = 0, *hi = 0; return;
@@ -1418,8 +1373,7 @@ static long ceil_div(long a, long b) { return a <= 0 ? 0 : (a + b - 1) / b; }
 
 /* Narrow n (in place) to a subset whose strings have at most b code
    points; 0 when even its shortest string is longer. */
-static int narrow_max(rx *n, long b)
-{
+static int narrow_max(rx *n, long b) {
     long lo, hi;
     rx_len(n, &lo, &hi);
     if (lo > b)
@@ -1505,8 +1459,7 @@ static int narrow_max(rx *n, long b)
 
 /* Narrow n (in place) so that its strings have at least `need` code
    points, keeping its maximum; 0 when that cannot be done. */
-static int raise_min(rx *n, long need)
-{
+static int raise_min(rx *n, long need) {
     long lo, hi;
     rx_len(n, &lo, &hi);
     if (lo >= need)
@@ -1567,8 +1520,7 @@ static int raise_min(rx *n, long need)
 
 /* Narrow one alternative to lengths min..max.  1 exact, 2 narrowed
    further (a subset), 0 nothing fits, -1 no way found. */
-static int limit_alt(rx *alt, long min, long max)
-{
+static int limit_alt(rx *alt, long min, long max) {
     long lo, hi;
     rx_len(alt, &lo, &hi);
     if (lo >= min && (max < 0 || (hi >= 0 && hi <= max)))
@@ -1580,7 +1532,7 @@ static int limit_alt(rx *alt, long min, long max)
     size_t n = alt->kind == RX_SEQ ? alt->nkid : 1, var = 0, nvar = 0;
     long fixed = 0;
     for (size_t i = 0; i < n; i++) {
-        long a, z;
+        long a = 0, z = 0;
         rx_len(items[i], &a, &z);
         if (a == z)
             fixed += a;
@@ -1619,8 +1571,7 @@ static int limit_alt(rx *alt, long min, long max)
     return 2;
 }
 
-int pl_regex_limit_length(pl_regex *re, long min, long max, char *err, size_t errlen)
-{
+int pl_regex_limit_length(pl_regex *re, long min, long max, char *err, size_t errlen) {
     if (min < 0)
         min = 0;
     rx *root = re->root;
@@ -1674,46 +1625,43 @@ int pl_regex_limit_length(pl_regex *re, long min, long max, char *err, size_t er
 
 /* shape of a printed expression: 0 an atom that may take a quantifier,
    1 a quantified atom, 2 a sequence, 3 an alternation */
-static int emit(pl_sb *sb, const rx *n);
+static int emit(pl_rx_buf *sb, const rx *n);
 
-static void put_quant(pl_sb *sb, long min, long max)
-{
+static void put_quant(pl_rx_buf *sb, long min, long max) {
     if (min == 0 && max == 1)
-        pl_sb_putc(sb, '?');
+        pl_rx_buf_putc(sb, '?');
     else if (min == 0 && max < 0)
-        pl_sb_putc(sb, '*');
+        pl_rx_buf_putc(sb, '*');
     else if (min == 1 && max < 0)
-        pl_sb_putc(sb, '+');
+        pl_rx_buf_putc(sb, '+');
     else if (max < 0)
-        pl_sb_printf(sb, "{%ld,}", min);
+        pl_rx_buf_printf(sb, "{%ld,}", min);
     else if (min == max)
-        pl_sb_printf(sb, "{%ld}", min);
+        pl_rx_buf_printf(sb, "{%ld}", min);
     else
-        pl_sb_printf(sb, "{%ld,%ld}", min, max);
+        pl_rx_buf_printf(sb, "{%ld,%ld}", min, max);
 }
 
 /* print n, in parentheses when its shape is above `allowed`; returns the
    shape printed */
-static int emit_as(pl_sb *sb, const rx *n, int allowed)
-{
-    pl_sb t = {0};
+static int emit_as(pl_rx_buf *sb, const rx *n, int allowed) {
+    pl_rx_buf t = {0};
     int shape = emit(&t, n);
     if (shape > allowed) {
-        pl_sb_puts(sb, "(");
-        pl_sb_putn(sb, t.s ? t.s : "", t.n);
-        pl_sb_puts(sb, ")");
+        pl_rx_buf_puts(sb, "(");
+        pl_rx_buf_putn(sb, t.s ? t.s : "", t.n);
+        pl_rx_buf_puts(sb, ")");
         shape = 0;
     } else {
-        pl_sb_putn(sb, t.s ? t.s : "", t.n);
+        pl_rx_buf_putn(sb, t.s ? t.s : "", t.n);
     }
     if (t.oom)
         sb->oom = 1;
-    pl_sb_free(&t);
+    pl_rx_buf_free(&t);
     return shape;
 }
 
-static int single_cp(const rx *n, uint32_t *cp)
-{
+static int single_cp(const rx *n, uint32_t *cp) {
     if (n->kind == RX_SET && n->set.n == 1 && n->set.r[0].lo == n->set.r[0].hi) {
         *cp = n->set.r[0].lo;
         return 1;
@@ -1721,47 +1669,46 @@ static int single_cp(const rx *n, uint32_t *cp)
     return 0;
 }
 
-static int emit(pl_sb *sb, const rx *n)
-{
+static int emit(pl_rx_buf *sb, const rx *n) {
     switch (n->kind) {
     case RX_EMPTY:
     case RX_NEVER:
         return 0;
     case RX_SET: {
-        int shape = pl_gbnf_put_json_charset(sb, &n->set);
+        int shape = pl_rx_put_json_charset(sb, &n->set);
         return shape == 0 ? 0 : shape == 1 ? 2 : 3;
     }
     case RX_SEQ: {
         int pieces = 0, shape = 0;
-        pl_sb lit = {0};
+        pl_rx_buf lit = {0};
         for (size_t i = 0; i <= n->nkid; i++) {
             uint32_t cp;
             if (i < n->nkid && single_cp(n->kid[i], &cp)) {
-                pl_json_put_cp(&lit, cp);
+                pl_rx_put_json_cp(&lit, cp);
                 continue;
             }
             if (lit.n) {
                 if (pieces++)
-                    pl_sb_putc(sb, ' ');
-                pl_gbnf_put_literal(sb, lit.s, lit.n);
+                    pl_rx_buf_putc(sb, ' ');
+                pl_rx_put_literal(sb, lit.s, lit.n);
                 lit.n = 0;
                 shape = 0;
             }
             if (i == n->nkid)
                 break;
             if (pieces++)
-                pl_sb_putc(sb, ' ');
+                pl_rx_buf_putc(sb, ' ');
             shape = emit_as(sb, n->kid[i], 2);
         }
         if (lit.oom)
             sb->oom = 1;
-        pl_sb_free(&lit);
+        pl_rx_buf_free(&lit);
         return pieces > 1 ? 2 : shape;
     }
     case RX_ALT:
         for (size_t i = 0; i < n->nkid; i++) {
             if (i)
-                pl_sb_puts(sb, " | ");
+                pl_rx_buf_puts(sb, " | ");
             emit_as(sb, n->kid[i], 2);
         }
         return n->nkid > 1 ? 3 : 0;
@@ -1778,17 +1725,15 @@ static int emit(pl_sb *sb, const rx *n)
     return 0;
 }
 
-char *pl_regex_to_gbnf(const pl_regex *re)
-{
-    pl_sb sb = {0};
+char *pl_regex_to_gbnf(const pl_regex *re) {
+    pl_rx_buf sb = {0};
     emit_as(&sb, re->root, 2);
-    return pl_sb_take(&sb);
+    return pl_rx_buf_take(&sb);
 }
 
 /* ---- parse entry ---- */
 
-pl_regex *pl_regex_parse(const char *pattern, char *err, size_t errlen)
-{
+pl_regex *pl_regex_parse(const char *pattern, char *err, size_t errlen) {
     rxp p = {0};
     p.err = err;
     p.errlen = errlen;
@@ -1800,7 +1745,7 @@ pl_regex *pl_regex_parse(const char *pattern, char *err, size_t errlen)
     }
     while (i < len) {
         uint32_t c;
-        if (!pl_utf8_next(pattern, len, &i, &c)) {
+        if (!pl_rx_utf8_next(pattern, len, &i, &c)) {
             snprintf(err, errlen, "pattern is not valid UTF-8");
             free(p.cp);
             return NULL;
@@ -1839,8 +1784,7 @@ pl_regex *pl_regex_parse(const char *pattern, char *err, size_t errlen)
     return re;
 }
 
-void pl_regex_free(pl_regex *re)
-{
+void pl_regex_free(pl_regex *re) {
     if (!re)
         return;
     rx_free(re->root);
@@ -1866,8 +1810,7 @@ static int m_node(mctx *m, const rx *n, size_t i, const kont *k);
 
 static int m_rep(mctx *m, const rx *n, long count, size_t i, const kont *k);
 
-static int m_run(mctx *m, const kont *k, size_t i)
-{
+static int m_run(mctx *m, const kont *k, size_t i) {
     if (!k)
         return i == m->n;
     const rx *n = k->node;
@@ -1880,8 +1823,7 @@ static int m_run(mctx *m, const kont *k, size_t i)
     return m_rep(m, n, k->idx, i, k->next);
 }
 
-static int m_rep(mctx *m, const rx *n, long count, size_t i, const kont *k)
-{
+static int m_rep(mctx *m, const rx *n, long count, size_t i, const kont *k) {
     /* the repeated part is never nullable, so each round consumes */
     if (n->max < 0 || count < n->max) {
         kont c = {n, count + 1, k};
@@ -1893,8 +1835,7 @@ static int m_rep(mctx *m, const rx *n, long count, size_t i, const kont *k)
     return 0;
 }
 
-static int m_node(mctx *m, const rx *n, size_t i, const kont *k)
-{
+static int m_node(mctx *m, const rx *n, size_t i, const kont *k) {
     if (++m->steps > MATCH_STEPS) {
         m->over = 1;
         return 0;
@@ -1904,7 +1845,7 @@ static int m_node(mctx *m, const rx *n, size_t i, const kont *k)
     switch (n->kind) {
     case RX_EMPTY: return m_run(m, k, i);
     case RX_NEVER: return 0;
-    case RX_SET: return i < m->n && pl_cpset_has(&n->set, m->s[i]) && m_run(m, k, i + 1);
+    case RX_SET: return i < m->n && pl_rx_cpset_has(&n->set, m->s[i]) && m_run(m, k, i + 1);
     case RX_ALT:
         for (size_t j = 0; j < n->nkid; j++)
             if (m_node(m, n->kid[j], i, k))
@@ -1919,14 +1860,13 @@ static int m_node(mctx *m, const rx *n, size_t i, const kont *k)
     return 0;
 }
 
-int pl_regex_match(const pl_regex *re, const char *s, size_t len)
-{
+int pl_regex_match(const pl_regex *re, const char *s, size_t len) {
     uint32_t *cp = malloc((len + 1) * sizeof *cp);
     if (!cp)
         return -1;
     size_t i = 0, n = 0;
     while (i < len) {
-        if (!pl_utf8_next(s, len, &i, &cp[n])) {
+        if (!pl_rx_utf8_next(s, len, &i, &cp[n])) {
             free(cp);
             return -1;
         }

@@ -29,50 +29,50 @@ typedef struct {
     char *s;
     size_t n, cap;
     int oom;
-} pl_sb;
+} pl_rx_buf;
 
-void pl_sb_putn(pl_sb *sb, const char *s, size_t n);
-void pl_sb_puts(pl_sb *sb, const char *s);
-void pl_sb_putc(pl_sb *sb, char c);
-void pl_sb_printf(pl_sb *sb, const char *fmt, ...)
+void pl_rx_buf_putn(pl_rx_buf *sb, const char *s, size_t n);
+void pl_rx_buf_puts(pl_rx_buf *sb, const char *s);
+void pl_rx_buf_putc(pl_rx_buf *sb, char c);
+void pl_rx_buf_printf(pl_rx_buf *sb, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* The text (NUL-terminated, owned by the caller), or NULL when memory ran
    out; the buffer is empty afterwards either way. */
-char *pl_sb_take(pl_sb *sb);
-void pl_sb_free(pl_sb *sb);
+char *pl_rx_buf_take(pl_rx_buf *sb);
+void pl_rx_buf_free(pl_rx_buf *sb);
 
 /* ---- code point sets: sorted, disjoint, non-adjacent ranges ---- */
 typedef struct {
     uint32_t lo, hi;
-} pl_cprange;
+} pl_rx_cprange;
 
 typedef struct {
-    pl_cprange *r;
+    pl_rx_cprange *r;
     size_t n, cap;
     int oom;
-} pl_cpset;
+} pl_rx_cpset;
 
-void pl_cpset_add(pl_cpset *set, uint32_t lo, uint32_t hi);
-int pl_cpset_has(const pl_cpset *set, uint32_t cp);
-void pl_cpset_free(pl_cpset *set);
+void pl_rx_cpset_add(pl_rx_cpset *set, uint32_t lo, uint32_t hi);
+int pl_rx_cpset_has(const pl_rx_cpset *set, uint32_t cp);
+void pl_rx_cpset_free(pl_rx_cpset *set);
 
 /* One code point from UTF-8 at s[*i] (advancing *i); 0 on a malformed,
    overlong or surrogate sequence. */
-int pl_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp);
-int pl_utf8_valid(const char *s, size_t len);
+int pl_rx_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp);
+int pl_rx_utf8_valid(const char *s, size_t len);
 
 /* GBNF string literal ("...") for UTF-8 text. */
-void pl_gbnf_put_literal(pl_sb *sb, const char *text, size_t len);
+void pl_rx_put_literal(pl_rx_buf *sb, const char *text, size_t len);
 /* The canonical JSON text of a string's content (no quotes). */
-void pl_json_put_string_body(pl_sb *sb, const char *utf8, size_t len);
-void pl_json_put_cp(pl_sb *sb, uint32_t cp);
+void pl_rx_put_json_string(pl_rx_buf *sb, const char *utf8, size_t len);
+void pl_rx_put_json_cp(pl_rx_buf *sb, uint32_t cp);
 /* GBNF expression for the canonical JSON text of any one code point of
    the set (which must not be empty); returns its shape: 0 one atom (a
    literal or a class), 1 a sequence, 2 an alternation. */
-int pl_gbnf_put_json_charset(pl_sb *sb, const pl_cpset *set);
+int pl_rx_put_json_charset(pl_rx_buf *sb, const pl_rx_cpset *set);
 
 /* ---- regular expressions ---- */
 typedef struct pl_regex pl_regex;
