@@ -438,6 +438,49 @@ POCKETLLM_API uint32_t pocketllm_session_seq_n_past(const pocketllm_session *s, 
 POCKETLLM_API pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t seq, uint32_t n_past);
 
 /* ------------------------------------------------------------------ */
+/* Embeddings  (ABI 2.5)                                               */
+/* ------------------------------------------------------------------ */
+
+/* How a sequence's hidden states become one vector: llama.cpp's
+ * llama_pooling_type numbering, as GGUF <arch>.pooling_type stores it. */
+typedef enum pocketllm_pooling {
+    POCKETLLM_POOLING_MODEL = -1, /* the checkpoint's own (pocketllm_model_pooling) */
+    POCKETLLM_POOLING_NONE = 0,   /* none: one vector per token */
+    POCKETLLM_POOLING_MEAN = 1,   /* the mean over the tokens */
+    POCKETLLM_POOLING_CLS = 2,    /* the first token's */
+    POCKETLLM_POOLING_LAST = 3,   /* the last token's (Qwen3-Embedding) */
+    POCKETLLM_POOLING_RANK = 4    /* a reranker's classification head: not supported */
+} pocketllm_pooling;
+
+/* The width of the hidden state, which is an embedding's length (0 for a
+ * vocabulary-only model).  (ABI 2.5) */
+POCKETLLM_API int32_t pocketllm_model_n_embd(const pocketllm_model *model);
+/* The pooling the checkpoint declares: <arch>.pooling_type as stored
+ * (RANK, and values past it, come back as they are; pocketllm_embed
+ * refuses them), POCKETLLM_POOLING_NONE when the key is absent -- as
+ * llama.cpp reads it -- and -2 when the key is not an integer.  (ABI 2.5) */
+POCKETLLM_API int32_t pocketllm_model_pooling(const pocketllm_model *model);
+
+/* The embedding of n ids, as llama.cpp computes it with embeddings on: the
+ * hidden states after the model's final norm (before the output
+ * projection), pooled.  The ids are evaluated as a sequence of their own
+ * from position 0 on sequence seq of s (0 for a one-sequence session):
+ * what the sequence held is dropped, and it is left empty.  They go in
+ * passes of at most the session's n_batch and the pooling accumulates
+ * across them, so an input longer than the batch needs only to fit the
+ * context: n over the session's n_ctx fails with POCKETLLM_ERR_CONTEXT_FULL.
+ * The ids are used as given: tokenize with add_special to get the BOS/EOS
+ * the vocabulary asks for (Qwen3-Embedding's tokenizer.ggml.add_eos_token
+ * appends the end-of-text token its last-token pooling reads).
+ * pooling: a pocketllm_pooling (POCKETLLM_POOLING_MODEL: the checkpoint's).
+ * normalize: nonzero divides each vector by its Euclidean norm (llama.cpp's
+ * default), 0 leaves it as it is.  out receives n_embd floats, or with
+ * POCKETLLM_POOLING_NONE n x n_embd (a vector per token, each normalised on
+ * its own); out_len, in floats, must hold that.  (ABI 2.5) */
+POCKETLLM_API pocketllm_status pocketllm_embed(pocketllm_session *s, uint32_t seq, const int32_t *ids, size_t n,
+                                               int32_t pooling, int normalize, float *out, size_t out_len);
+
+/* ------------------------------------------------------------------ */
 /* Images in: a vision tower (mmproj) beside a text model  (ABI 2.2)   */
 /* ------------------------------------------------------------------ */
 

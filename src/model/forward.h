@@ -51,6 +51,10 @@ typedef struct pl_forward {
     float *logits;      /* out: n_tok rows (all_logits) or 1 row (the last token) of n_vocab */
     bool all_logits;
     int64_t n_out;      /* when not 0: logits of the last n_out tokens (1..n_tok), whatever all_logits says */
+    /* embeddings out: when not NULL, the kept rows' hidden states after the
+     * final norm ([n_out][n_embd], compute memory; llama.cpp's t_embd,
+     * "result_norm") go here instead, and no logits are computed */
+    float *hidden;
 } pl_forward;
 
 #endif

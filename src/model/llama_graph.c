@@ -13,7 +13,7 @@
  *          . rms_norm(x)) of weight_e * expert_e(rms_norm(x))
  *          (+ sigmoid(ffn_gate_inp_shexp . rms_norm(x)) * shared(rms_norm(x)), qwen2moe)
  *     x += deepstack[layer]        (qwen3vl, image embeddings, first layers)
- *   logits = output . rms_norm(x)
+ *   logits = output . rms_norm(x)      (embeddings: rms_norm(x) itself)
  *
  * Every step is an op of the compute instance; this file never touches an
  * activation itself, so any backend runs it.
@@ -237,9 +237,15 @@ static void moe_block(const pl_llama *L, const pl_llama_layer *ly, pl_compute *c
     pl_add(c, x, a->moe_out, x, n, hp->n_embd, n);
 }
 
-/* logits = output . rms_norm(x) (+ output.bias) */
-static void output_block(const pl_llama *L, pl_compute *c, const float *x, int64_t n, acts *a, float *logits) {
+/* logits = output . rms_norm(x) (+ output.bias); or, for embeddings, only
+ * rms_norm(x) into `hidden` */
+static void output_block(const pl_llama *L, pl_compute *c, const float *x, int64_t n, acts *a, float *logits,
+                         float *hidden) {
     const pl_llama_hparams *hp = &L->hp;
+    if (hidden) {
+        pl_rms_norm(c, x, L->output_norm, hidden, n, hp->n_embd, hp->rms_eps);
+        return;
+    }
     pl_rms_norm(c, x, L->output_norm, a->xb, n, hp->n_embd, hp->rms_eps);
     linear(c, &L->output, L->output_bias, a->xb, n, logits);
 }
@@ -268,5 +274,5 @@ void pl_llama_forward(const pl_model *m, pl_forward *f) {
             pl_add(f->c, x, ds, x, rows, hp->n_embd, rows);
         }
     }
-    output_block(L, f->c, a.x + (f->n_tok - n_out) * hp->n_embd, n_out, &a, f->logits);
+    output_block(L, f->c, a.x + (f->n_tok - n_out) * hp->n_embd, n_out, &a, f->logits, f->hidden);
 }

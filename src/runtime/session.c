@@ -58,6 +58,7 @@ struct pocketllm_session {
     float *embd;           /* compute memory for a pass of embeddings (main, then the DeepStack sets); NULL until needed */
     float *embd_host;      /* its host staging */
     int64_t embd_width;    /* floats per token of embd */
+    float *hidden;         /* compute memory for a pass's final-norm rows (embeddings): n_batch x n_embd; NULL until needed */
     int64_t *seq_add;      /* n_seq: tokens the current batch adds */
     int64_t *kv_base;      /* n_batch: per token of a pass, its sequence's first row */
     int32_t *pass_ids;     /* n_batch: the pass's ids, tokens with logits last */
@@ -122,6 +123,7 @@ void pocketllm_session_free(pocketllm_session *s) {
         s->c->ops->release(s->c, s->scratch);
         s->c->ops->release(s->c, s->logits);
         if (s->embd) s->c->ops->release(s->c, s->embd);
+        if (s->hidden) s->c->ops->release(s->c, s->hidden);
         s->c->ops->free(s->c);
     }
     free(s->host_logits);
@@ -364,6 +366,44 @@ pocketllm_status pocketllm_session_eval(pocketllm_session *s, const int32_t *ids
     return pl_session_eval_text(s, 0, ids, n, all_logits);
 }
 
+pocketllm_status pl_session_eval_hidden(pocketllm_session *s, uint32_t seq, const int32_t *ids, size_t n, size_t n_out,
+                                        float *out) {
+    if (!s || !ids || !out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_hidden: NULL argument");
+    if (n == 0 || (int64_t)n > s->n_batch || n_out == 0 || n_out > n)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session_eval_hidden: %zu tokens, %zu kept (pass of at most %lld)", n,
+                       n_out, (long long)s->n_batch);
+    if (seq >= s->n_seq) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "session: no sequence %u", seq);
+    const int64_t past = s->seq_past[seq], pos0 = s->seq_pos[seq], n_embd = s->m->dims.n_embd;
+    if (n > (size_t)(s->n_ctx - past))
+        return pl_fail(POCKETLLM_ERR_CONTEXT_FULL, "%zu tokens do not fit the context: %lld of %lld positions are used",
+                       n, (long long)past, (long long)s->n_ctx);
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= s->m->dims.n_vocab)
+            return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "token id %d (at %zu) is outside the vocabulary 0..%lld", ids[i],
+                           i, (long long)s->m->dims.n_vocab - 1);
+    pl_compute *c = s->c;
+    if (!s->hidden && !(s->hidden = c->ops->alloc(c, (size_t)(s->n_batch * n_embd) * sizeof(float))))
+        return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the hidden states of %lld tokens", (long long)s->n_batch);
+    s->logits_rows = 0;
+    s->batch_n = 0;
+    void **kc, **vc;
+    seq_caches(s, seq, &kc, &vc);
+    for (size_t i = 0; i < n; i++) s->pos[i] = (int32_t)(pos0 + (int64_t)i);
+    pl_forward f = pass_base(s, 1, (int64_t)n, kc, vc);
+    f.ids = ids;
+    f.row0 = past;
+    f.n_out = (int64_t)n_out;
+    f.hidden = s->hidden;
+    c->status = POCKETLLM_OK;
+    run_pass(s, &f);
+    if (!c->status) c->ops->download(c, out, s->hidden, n_out * (size_t)n_embd * sizeof(float));
+    if (c->status) return c->status;
+    note_rows(s, seq, past, (int64_t)n, (int32_t)(pos0 + 1), 1);
+    s->seq_past[seq] += (int64_t)n;
+    s->seq_pos[seq] += (int64_t)n;
+    return POCKETLLM_OK;
+}
+
 /* Room for a pass of embeddings `width` floats wide, and the per-row
  * position record (both made on the first image a session meets). */
 static pocketllm_status embd_reserve(pocketllm_session *s, int64_t width) {
@@ -495,7 +535,8 @@ uint64_t pocketllm_session_memory(const pocketllm_session *s) {
     const uint64_t positions = (uint64_t)s->n_batch * ((n_axes - 1) * sizeof *s->pos + sizeof *s->rows) +
                                (uint64_t)s->n_seq * sizeof *s->seq_pos + 2 * (uint64_t)s->kv->n_layer * sizeof(void *) +
                                (s->row_next ? (uint64_t)s->n_seq * (uint64_t)s->n_ctx * sizeof *s->row_next : 0) +
-                               (s->embd ? 2 * (uint64_t)s->n_batch * (uint64_t)s->embd_width * sizeof(float) : 0);
+                               (s->embd ? 2 * (uint64_t)s->n_batch * (uint64_t)s->embd_width * sizeof(float) : 0) +
+                               (s->hidden ? (uint64_t)s->n_batch * (uint64_t)s->m->dims.n_embd * sizeof(float) : 0);
     return s->c->reserved_bytes + kv_bytes + scratch + logits + (uint64_t)s->n_batch * sizeof *s->pos + batching +
            positions + sizeof *s;
 }

@@ -1,10 +1,11 @@
 /*
  * session_hooks.h -- what other modules inside the library may reach of a
  * session beyond the public API: its compute instance, so that an
- * evaluation (eval/imatrix.c) can observe the passes it runs; and the
+ * evaluation (eval/imatrix.c) can observe the passes it runs; the
  * evaluation of text and of an image's embeddings on any sequence at
  * explicit rotary positions, for the composition of a prompt with images
- * (runtime/media_prompt.c).
+ * (runtime/media_prompt.c); and a pass that hands out the final norm's
+ * hidden states, for embeddings (runtime/embed.c).
  */
 #ifndef PL_SESSION_HOOKS_H
 #define PL_SESSION_HOOKS_H
@@ -21,6 +22,13 @@ struct pocketllm_model;
  * ids at its next rows and positions; the logits (the last token's, or
  * all) are pocketllm_session_logits'. */
 pocketllm_status pl_session_eval_text(pocketllm_session *s, uint32_t seq, const int32_t *ids, size_t n, int all_logits);
+
+/* Embeddings (runtime/embed.c): one pass of n <= n_batch ids at the next
+ * rows of sequence seq, and the hidden states after the final norm of its
+ * last n_out tokens into out (host memory, [n_out][n_embd]) instead of
+ * logits.  On failure the sequence keeps its rows. */
+pocketllm_status pl_session_eval_hidden(pocketllm_session *s, uint32_t seq, const int32_t *ids, size_t n, size_t n_out,
+                                        float *out);
 
 /* n input embeddings (host memory, libmtmd's layout: per token `width` =
  * n_embd x (1 + n_deepstack) floats, the main one then each DeepStack set)
