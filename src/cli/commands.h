@@ -43,6 +43,11 @@ int cmd_transcribe(int argc, char **argv);
 extern const char cmd_transcribe_usage[];
 #define CMD_TRANSCRIBE_USAGE cmd_transcribe_usage
 
+/* embed keeps its --help text in its file */
+int cmd_embed(int argc, char **argv);
+extern const char cmd_embed_usage[];
+#define CMD_EMBED_USAGE cmd_embed_usage
+
 /* bench keeps its --help text in its file */
 int cmd_bench(int argc, char **argv);
 extern const char cmd_bench_usage[];

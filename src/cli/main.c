@@ -36,6 +36,8 @@ const cli_command cli_commands[] = {
     {"chat", "chat with the model in the terminal, with its chat template and streaming", CMD_CHAT_USAGE, cmd_chat},
     {"transcribe", "transcribe a recording with a Qwen3-ASR model (speech to text)", CMD_TRANSCRIBE_USAGE,
      cmd_transcribe},
+    {"embed", "embed texts: the model's pooled final hidden states, as llama.cpp's embeddings", CMD_EMBED_USAGE,
+     cmd_embed},
     {"bench", "measure prompt and generation speed as llama-bench does, with the memory-bandwidth bound",
      CMD_BENCH_USAGE, cmd_bench},
     {"help", "show this list, or the help of one command", CMD_HELP_USAGE, cmd_help},

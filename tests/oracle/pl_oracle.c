@@ -34,6 +34,7 @@
  *   pl_oracle vec-dot-time TYPE W A N REPS [--variant V]
  *   pl_oracle perplexity MODEL --file F --ctx N [--chunks N] [--imatrix-out F [--process-output]]
  *   pl_oracle bench MODEL [-p N] [-n N] [-d N] [-r N] [common options]
+ *   pl_oracle embed MODEL --file F --pooling none|mean|cls|last [--no-normalize] [common options]
  * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
  *
  * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
@@ -84,6 +85,17 @@
  * untimed), then n single-id llama_decode calls, timed.  Prints one JSON
  * object: {"engine":"llama.cpp","flash_attn":..,"threads":..,"pp_tokens_per_s":
  * [per rep],"tg_tokens_per_s":[per rep]}.  Defaults: -p 512 -n 128 -d 0 -r 3.
+ *
+ * embed is llama.cpp's embeddings mode as llama-embedding runs it: a
+ * context with embeddings on and the pooling given, every line of F
+ * tokenized (add_special, parse_special: the vocabulary's BOS/EOS) and
+ * decoded from an empty cache in one ubatch (n_batch = n_ubatch = the
+ * context, --ctx or the longest line's tokens: llama.cpp pools within one
+ * ubatch), every token an output; the vector is llama_get_embeddings_seq
+ * (none: llama_get_embeddings_ith of every token, a line each, an empty
+ * line after the input), divided by its Euclidean norm as
+ * common_embd_normalize(.., 2) does unless --no-normalize.  One line of
+ * %.9g floats per vector, as `pocketllm embed` prints them.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -140,6 +152,8 @@ typedef struct opts {
     bool add_special, parse_special, all_modes;
     const char *prompt, *ids, *out, *text, *file;
     const char *router; /* logits: where to write the router margins (MoE models) */
+    bool embeddings, normalize; /* embed: a context with embeddings on; L2-normalised vectors */
+    enum llama_pooling_type pooling;
 } opts;
 
 static void parse_opts(int argc, char **argv, int first, opts *o) {
@@ -153,6 +167,9 @@ static void parse_opts(int argc, char **argv, int first, opts *o) {
     o->parse_special = true;
     o->all_modes = false;
     o->router = NULL;
+    o->embeddings = false;
+    o->normalize = true;
+    o->pooling = LLAMA_POOLING_TYPE_UNSPECIFIED;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -160,7 +177,15 @@ static void parse_opts(int argc, char **argv, int first, opts *o) {
         else if (!strcmp(a, "--parse-special")) o->parse_special = true;
         else if (!strcmp(a, "--no-parse-special")) o->parse_special = false;
         else if (!strcmp(a, "--all-modes")) o->all_modes = true;
+        else if (!strcmp(a, "--no-normalize")) o->normalize = false;
         else if (!v) die("option %s needs a value", a);
+        else if (!strcmp(a, "--pooling")) {
+            o->pooling = !strcmp(v, "none") ? LLAMA_POOLING_TYPE_NONE : !strcmp(v, "mean") ? LLAMA_POOLING_TYPE_MEAN
+                       : !strcmp(v, "cls") ? LLAMA_POOLING_TYPE_CLS : !strcmp(v, "last") ? LLAMA_POOLING_TYPE_LAST
+                       : LLAMA_POOLING_TYPE_UNSPECIFIED;
+            if (o->pooling == LLAMA_POOLING_TYPE_UNSPECIFIED) die("--pooling none|mean|cls|last");
+            i++;
+        }
         else if (!strcmp(a, "--fa")) o->flash = !strcmp(v, "on"), i++;
         else if (!strcmp(a, "--kv")) {
             if (!strcmp(v, "f16")) o->kv = GGML_TYPE_F16;
@@ -291,6 +316,10 @@ static struct llama_context *make_context(struct llama_model *m, const opts *o, 
     cp.type_k = o->kv;
     cp.type_v = o->kv;
     cp.no_perf = true;
+    if (o->embeddings) {
+        cp.embeddings = true;
+        cp.pooling_type = o->pooling;
+    }
     if (o->router && g_router.n_used > 0) {
         cp.cb_eval = router_collect;
         cp.cb_eval_user_data = &g_router;
@@ -589,6 +618,74 @@ static int cmd_logits(int argc, char **argv) {
     if (o.router) router_write(o.router);
     printf("%d %d\n", n, nv);
     free(t);
+    llama_free(c);
+    llama_model_free(m);
+    return 0;
+}
+
+/* common_embd_normalize(.., 2): divided by the Euclidean norm summed in double. */
+static void embd_print(FILE *f, const float *v, int n, bool normalize) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += (double)v[i] * (double)v[i];
+    const double norm = !normalize ? 1.0 : sum > 0.0 ? 1.0 / sqrt(sum) : 0.0;
+    for (int i = 0; i < n; i++) fprintf(f, "%s%.9g", i ? " " : "", (double)(float)(v[i] * norm));
+    fputc('\n', f);
+}
+
+static int cmd_embed(int argc, char **argv) {
+    if (argc < 3) die("embed MODEL --file F --pooling P ...");
+    opts o;
+    parse_opts(argc, argv, 3, &o);
+    if (!o.file || o.pooling == LLAMA_POOLING_TYPE_UNSPECIFIED) die("embed needs --file and --pooling");
+    struct llama_model *m = load_model(argv[2], false);
+    const struct llama_vocab *v = llama_model_get_vocab(m);
+    size_t len;
+    char *text = read_all(o.file, &len);
+    /* the inputs: the file's non-empty lines, tokenized */
+    int n_in = 0, longest = 0;
+    llama_token *ids[256];
+    int n_ids[256];
+    for (char *line = text, *next; line && line < text + len; line = next) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        next = nl ? nl + 1 : NULL;
+        const size_t k = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+        if (!k) continue;
+        if (n_in == 256) die("embed: at most 256 inputs");
+        ids[n_in] = tokenize(v, line, k, o.add_special, o.parse_special, &n_ids[n_in]);
+        if (n_ids[n_in] > longest) longest = n_ids[n_in];
+        n_in++;
+    }
+    if (!n_in || !longest) die("embed: no input in %s", o.file);
+    o.embeddings = true;
+    const int n_ctx = o.ctx ? o.ctx : longest;
+    o.batch = n_ctx;
+    struct llama_context *c = make_context(m, &o, n_ctx);
+    const int n_embd = llama_model_n_embd_out(m);
+    for (int i = 0; i < n_in; i++) {
+        if (n_ids[i] > n_ctx) die("embed: input %d is %d tokens, over the context", i, n_ids[i]);
+        llama_memory_clear(llama_get_memory(c), true);
+        struct llama_batch b = llama_batch_init(n_ids[i], 0, 1);
+        for (int j = 0; j < n_ids[i]; j++) {
+            b.token[j] = ids[i][j];
+            b.pos[j] = j;
+            b.n_seq_id[j] = 1;
+            b.seq_id[j][0] = 0;
+            b.logits[j] = 1;
+        }
+        b.n_tokens = n_ids[i];
+        if (llama_decode(c, b) != 0) die("llama_decode failed");
+        if (o.pooling == LLAMA_POOLING_TYPE_NONE) {
+            for (int j = 0; j < n_ids[i]; j++) embd_print(stdout, llama_get_embeddings_ith(c, j), n_embd, o.normalize);
+            fputc('\n', stdout);
+        } else {
+            const float *e = llama_get_embeddings_seq(c, 0);
+            if (!e) die("llama_get_embeddings_seq gave nothing");
+            embd_print(stdout, e, n_embd, o.normalize);
+        }
+        llama_batch_free(b);
+        free(ids[i]);
+    }
+    free(text);
     llama_free(c);
     llama_model_free(m);
     return 0;
@@ -1275,6 +1372,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "vec-dot-time")) return cmd_vec_dot_time(argc, argv);
     if (!strcmp(c, "perplexity")) return cmd_perplexity(argc, argv);
     if (!strcmp(c, "bench")) return cmd_bench(argc, argv);
+    if (!strcmp(c, "embed")) return cmd_embed(argc, argv);
     die("unknown subcommand %s", c);
     return 2;
 }

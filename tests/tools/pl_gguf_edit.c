@@ -5,10 +5,12 @@
  * the tensors, a tensor whose extents are regrouped (the same elements and
  * bytes, another shape), a key left out.
  *
- *   pl_gguf_edit IN OUT [--set-u32 KEY V] [--drop-key KEY] [--shape NAME D0,D1[,D2[,D3]]] ...
+ *   pl_gguf_edit IN OUT [--set-u32 KEY V] [--set-bool KEY 0|1] [--drop-key KEY] [--shape NAME D0,D1[,D2[,D3]]] ...
  *
  * --shape regroups a tensor's elements; with fewer of them it keeps a prefix
- * of the data (a counts tensor with fewer rows).  Every option may repeat.
+ * of the data (a counts tensor with fewer rows).  --set-bool also makes a
+ * good file a checkpoint would have (tokenizer.ggml.add_eos_token, as
+ * Qwen3-Embedding sets it).  Every option may repeat.
  * Keys keep their order (a set key not in IN goes last).
  */
 #include <inttypes.h>
@@ -29,6 +31,7 @@ static int die(const char *msg, const char *arg) {
 typedef struct edit {
     const char *key, *name;
     uint32_t u32;
+    bool is_bool;
     int64_t ne[4];
     uint32_t n_dims;
 } edit;
@@ -49,7 +52,8 @@ static bool parse_shape(const char *s, edit *e) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: pl_gguf_edit IN OUT [--set-u32 KEY V] [--drop-key KEY] [--shape NAME D0,D1,...]\n");
+        fprintf(stderr, "usage: pl_gguf_edit IN OUT [--set-u32 KEY V] [--set-bool KEY 0|1] [--drop-key KEY] "
+                        "[--shape NAME D0,D1,...]\n");
         return 2;
     }
     edit sets[MAX_EDITS], drops[MAX_EDITS], shapes[MAX_EDITS];
@@ -57,7 +61,13 @@ int main(int argc, char **argv) {
     for (int i = 3; i < argc; i++) {
         if (i + 2 < argc && !strcmp(argv[i], "--set-u32") && n_set < MAX_EDITS) {
             sets[n_set].key = argv[i + 1];
+            sets[n_set].is_bool = false;
             sets[n_set++].u32 = (uint32_t)strtoul(argv[i + 2], NULL, 10);
+            i += 2;
+        } else if (i + 2 < argc && !strcmp(argv[i], "--set-bool") && n_set < MAX_EDITS) {
+            sets[n_set].key = argv[i + 1];
+            sets[n_set].is_bool = true;
+            sets[n_set++].u32 = strcmp(argv[i + 2], "0") != 0;
             i += 2;
         } else if (i + 1 < argc && !strcmp(argv[i], "--drop-key") && n_drop < MAX_EDITS) {
             drops[n_drop++].key = argv[++i];
@@ -82,7 +92,9 @@ int main(int argc, char **argv) {
             rc = die(pocketllm_last_error(), k);
     }
     for (int s = 0; s < n_set && !rc; s++)
-        if (pocketllm_gguf_writer_set_u32(w, sets[s].key, sets[s].u32)) rc = die(pocketllm_last_error(), sets[s].key);
+        if (sets[s].is_bool ? pocketllm_gguf_writer_set_bool(w, sets[s].key, (int)sets[s].u32)
+                            : pocketllm_gguf_writer_set_u32(w, sets[s].key, sets[s].u32))
+            rc = die(pocketllm_last_error(), sets[s].key);
     for (uint64_t i = 0; i < pocketllm_gguf_tensor_count(g) && !rc; i++) {
         pocketllm_tensor_info t;
         if (pocketllm_gguf_tensor(g, i, &t)) {
