@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "srv_http.h"
+#include "srv_metrics.h"
 #include "srv_model.h"
 #include "srv_request.h"
 #include "srv_sched.h"
@@ -24,7 +25,7 @@ const char cmd_serve_usage[] =
     "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv f16|f32]\n"
     "                       [--flash-attn on|off] [--device D] [--device-memory S]\n"
     "                       [--template FILE] [--name NAME] [--max-body SIZE] [--max-upload-mb N]\n"
-    "                       [--keepalive S] [--quiet]\n"
+    "                       [--keepalive S] [--quiet] [--metrics] [--pooling mean|cls|last]\n"
     "                       [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]\n"
     "                        [--allow-image-path DIR]]\n\n"
     "Serve the model over HTTP with OpenAI's API, so that OpenAI clients and libraries work\n"
@@ -68,7 +69,16 @@ const char cmd_serve_usage[] =
     "                     at most 1024); more is a 413\n"
     "  --keepalive S      while a stream has nothing to send (a long prompt, the queue), an SSE\n"
     "                     comment every S seconds (default 2)\n"
-    "  --quiet            no line per request\n\n" SRV_FIELDS_HELP;
+    "  --quiet            no line per request\n"
+    "  --metrics          serve GET /metrics: Prometheus text-format counters (requests by endpoint\n"
+    "                     and status, errors by status, prompt and generated tokens, prompt-cache\n"
+    "                     hits and reused tokens, embeddings, histograms of the time to first token,\n"
+    "                     between tokens and per request; gauges of the queue and busy sequences),\n"
+    "                     without the API key, like /health; without --metrics it is a 404\n"
+    "  --pooling P        how POST /v1/embeddings pools a sequence: mean, cls (its first token) or\n"
+    "                     last (its last token); default: the model's <arch>.pooling_type -- a\n"
+    "                     model without one (a generative model) refuses embeddings until given one\n\n"
+    SRV_FIELDS_HELP;
 
 static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *sp, srv_http_params *hp,
                  cli_device *dev) {
@@ -159,6 +169,14 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             hp->keepalive_ms = (int)(d * 1000);
         } else if (!strcmp(argv[i], "--quiet")) {
             hp->log = false;
+        } else if (!strcmp(argv[i], "--metrics")) {
+            hp->metrics_endpoint = true;
+        } else if (cli_opt(argc, argv, &i, "--pooling", &v, &err)) {
+            if (err) break;
+            if (!strcmp(v, "mean")) hp->pooling = POCKETLLM_POOLING_MEAN;
+            else if (!strcmp(v, "cls")) hp->pooling = POCKETLLM_POOLING_CLS;
+            else if (!strcmp(v, "last")) hp->pooling = POCKETLLM_POOLING_LAST;
+            else return cli_usage(CMD, "--pooling wants mean, cls or last, not '%s'", v);
         } else {
             return cli_usage(CMD, "unknown argument '%s'", argv[i]);
         }
@@ -174,7 +192,7 @@ int cmd_serve(int argc, char **argv) {
     srv_model_params mp = {0};
     srv_sched_params sp = {.parallel = 4, .queue = 64, .n_batch = 256, .kv_type = 1, .n_threads = 0};
     srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .max_upload = (size_t)100 << 20,
-                          .keepalive_ms = 2000, .log = true};
+                          .keepalive_ms = 2000, .log = true, .pooling = POCKETLLM_POOLING_MODEL};
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &mp, &sp, &hp, &dev);
     if (rc) return rc;
@@ -201,10 +219,15 @@ int cmd_serve(int argc, char **argv) {
         free(err);
         return rc;
     }
+    if (hp.pooling == POCKETLLM_POOLING_MODEL) hp.pooling = pocketllm_model_pooling(m.model);
+    /* counted always (a few additions per token); served with --metrics */
+    srv_metrics *metrics = srv_metrics_new();
+    sp.metrics = hp.metrics = metrics;
     srv_sched *s = NULL;
-    if (srv_sched_new(&m, &sp, &s, &err)) {
+    if (!metrics || srv_sched_new(&m, &sp, &s, &err)) {
         rc = cli_error(CMD, "%s", err ? err : "cannot start the scheduler");
         free(err);
+        srv_metrics_free(metrics);
         srv_model_close(&m);
         return rc;
     }
@@ -213,15 +236,16 @@ int cmd_serve(int argc, char **argv) {
         rc = cli_error(CMD, "%s", err ? err : "cannot start the HTTP server");
         free(err);
         srv_sched_free(s);
+        srv_metrics_free(metrics);
         srv_model_close(&m);
         return rc;
     }
     const bool v6 = strchr(hp.host, ':') != NULL;
-    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s)\n",
+    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s%s)\n",
             m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx,
             m.tmpl ? "" : ", no chat template",
             m.has_vision && m.has_audio ? ", images and audio in" : m.has_vision ? ", images in" : m.has_audio ? ", audio in" : "",
-            hp.api_key ? ", API key required" : "",
+            hp.api_key ? ", API key required" : "", hp.metrics_endpoint ? ", /metrics" : "",
             cli_device_suffix(m.model));
     fflush(stderr);
     int sig = 0;
@@ -229,6 +253,7 @@ int cmd_serve(int argc, char **argv) {
     fprintf(stderr, "pocketllm serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     srv_http_stop(h);
     srv_sched_free(s);
+    srv_metrics_free(metrics);
     srv_model_close(&m);
     return CLI_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * srv_http.c -- the libmicrohttpd daemon of `pocketllm serve`: binding,
  * routing (GET /health, GET /v1/models[/ID], POST /v1/chat/completions,
- * POST /v1/completions, POST /v1/audio/transcriptions), the API key (401),
+ * POST /v1/completions, POST /v1/audio/transcriptions, POST /v1/embeddings,
+ * GET /metrics with --metrics), the API key (401),
  * the body limits (413: --max-body for JSON, --max-upload-mb for an
  * uploaded file), and the errors of srv_request as JSON.  An upload's
  * multipart body goes through libmicrohttpd's post processor as it
@@ -20,12 +21,14 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "srv_metrics.h"
 #include "srv_response.h"
 #include "srv_text.h"
 #include "srv_transcribe.h"
 #include "srv_upload.h"
 
 #define ASR_URL "/v1/audio/transcriptions"
+#define EMBED_URL "/v1/embeddings"
 /* what a form may hold beside its file: every other field at its limit */
 #define UPLOAD_SLACK (SRV_UPLOAD_MAX_PARTS * SRV_UPLOAD_MAX_FIELD + ((size_t)64 << 10))
 
@@ -118,10 +121,29 @@ static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
     return srv_http_reply_json(conn, 200, b.oom ? NULL : srv_buf_take(&b, NULL));
 }
 
+/* The Prometheus page (srv_metrics.h), in text format 0.0.4. */
+static enum MHD_Result reply_metrics(srv_http *h, struct MHD_Connection *conn, unsigned *status) {
+    srv_sched_stats st;
+    srv_sched_stats_get(h->s, &st);
+    char *text = srv_metrics_render(h->p.metrics, &st);
+    struct MHD_Response *r = text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE) : NULL;
+    if (!r) {
+        free(text);
+        *status = 500;
+        return srv_http_reply_json(conn, 500, NULL);
+    }
+    MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result route_get(srv_http *h, struct MHD_Connection *conn, const char *url, unsigned *status) {
     srv_error e;
     *status = 200;
     if (strcmp(url, "/health") == 0) return reply_health(h, conn);
+    /* like /health, no key: a scraper reads counters, never content */
+    if (strcmp(url, "/metrics") == 0 && h->p.metrics_endpoint && h->p.metrics) return reply_metrics(h, conn, status);
     if (!authorized(h, conn)) {
         srv_fail(&e, 401, NULL, "a valid API key is needed: send 'Authorization: Bearer KEY'");
     } else if (strcmp(url, "/v1/models") == 0) {
@@ -141,7 +163,7 @@ static enum MHD_Result route_get(srv_http *h, struct MHD_Connection *conn, const
         }
         srv_fail(&e, 404, "model", "no model '%.200s' here; this server serves '%.200s'", url + 11, h->m->id);
     } else if (strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0 ||
-               strcmp(url, ASR_URL) == 0) {
+               strcmp(url, ASR_URL) == 0 || strcmp(url, EMBED_URL) == 0) {
         srv_fail(&e, 405, NULL, "%s takes POST", url);
     } else {
         srv_fail(&e, 404, NULL, "no such endpoint: %.200s", url);
@@ -152,6 +174,7 @@ static enum MHD_Result route_get(srv_http *h, struct MHD_Connection *conn, const
 
 static void log_line(const srv_http *h, const char *method, const char *url, unsigned status, double t0) {
     /* streams log when they end (srv_http_gen.c) */
+    if (status) srv_metrics_request(h->p.metrics, url, status, now_s() - t0);
     if (h->p.log && status) fprintf(stderr, "pocketllm serve: %s %s %u %.3fs\n", method, url, status, now_s() - t0);
 }
 
@@ -173,7 +196,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
             return ret;
         }
         const bool asr = strcmp(url, ASR_URL) == 0;
-        const bool known = strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0 || asr;
+        const bool known = strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0 || asr ||
+                           strcmp(url, EMBED_URL) == 0;
         if (strcmp(method, "POST") != 0) srv_fail(&e, known || !strcmp(url, "/health") || !strncmp(url, "/v1/models", 10) ? 405 : 404, NULL, "%s %.200s is not served", method, url);
         else if (!known) srv_fail(&e, 404, NULL, "no such endpoint: %.200s", url);
         else if (!authorized(h, conn)) srv_fail(&e, 401, NULL, "a valid API key is needed: send 'Authorization: Bearer KEY'");
@@ -231,6 +255,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         srv_fail(&e, 413, NULL, "the body is larger than the %zu bytes this server takes", h->p.max_body);
         log_line(h, method, url, 413, cs->t0);
         return reply_error(conn, &e);
+    }
+    if (strcmp(url, EMBED_URL) == 0) {
+        ret = srv_http_embeddings(h, conn, cs->body.p ? cs->body.p : "", cs->body.n, &status);
+        log_line(h, method, url, status, cs->t0);
+        return ret;
     }
     srv_request req;
     const srv_kind kind = strcmp(url, "/v1/chat/completions") == 0 ? SRV_CHAT : SRV_COMPLETION;

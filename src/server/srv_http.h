@@ -25,6 +25,9 @@ typedef struct srv_http_params {
     uint32_t max_connections;
     int keepalive_ms;        /* SSE comment interval while nothing else is sent */
     bool log;                /* one line per request on stderr */
+    int32_t pooling;         /* POST /v1/embeddings: --pooling, else the model's (pocketllm_pooling) */
+    struct srv_metrics *metrics; /* counters every request updates (srv_metrics.h); NULL: none */
+    bool metrics_endpoint;   /* serve GET /metrics (--metrics); else it is a 404 */
 } srv_http_params;
 
 typedef struct srv_http srv_http;
@@ -62,6 +65,9 @@ bool srv_http_wait(srv_http *h, struct MHD_Connection *conn, srv_task *t, srv_up
                    enum MHD_Result *ret);
 /* Run a parsed completion request to its answer (whole or streamed). */
 enum MHD_Result srv_http_generate(srv_http *h, struct MHD_Connection *conn, srv_request *req, unsigned *status);
+/* Answer POST /v1/embeddings from its body (srv_http_embed.c). */
+enum MHD_Result srv_http_embeddings(srv_http *h, struct MHD_Connection *conn, const char *body, size_t len,
+                                    unsigned *status);
 /* Run a parsed transcription request to its answer (srv_http_asr.c). */
 enum MHD_Result srv_http_transcribe(srv_http *h, struct MHD_Connection *conn, srv_request *req, unsigned *status);
 

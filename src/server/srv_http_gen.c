@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "srv_http.h"
+#include "srv_metrics.h"
 #include "srv_response.h"
 #include "srv_think.h"
 
@@ -155,6 +156,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void stream_free(void *cls) {
     stream *st = cls;
+    /* (499: the client went away before the end) */
+    srv_metrics_request(st->h->p.metrics, st->rp.r->kind == SRV_CHAT ? "/v1/chat/completions" : "/v1/completions",
+                        st->ended ? 200 : 499, (now_ms() - st->t0) / 1e3);
     if (st->h->p.log)
         fprintf(stderr, "pocketllm serve: POST %s 200 %.3fs (stream%s)\n",
                 st->rp.r->kind == SRV_CHAT ? "/v1/chat/completions" : "/v1/completions", (now_ms() - st->t0) / 1e3,

@@ -103,11 +103,22 @@ void srv_request_free(srv_request *r);
  * nothing, what is refused. */
 #define SRV_FIELDS_HELP                                                                                       \
     "Endpoints: GET /health (no key needed), GET /v1/models, GET /v1/models/ID,\n"                            \
-    "POST /v1/chat/completions, POST /v1/completions, POST /v1/audio/transcriptions (with an\n"             \
-    "audio --mmproj).  Errors come as OpenAI-style JSON\n"                                                   \
+    "POST /v1/chat/completions, POST /v1/completions, POST /v1/embeddings, POST\n"                           \
+    "/v1/audio/transcriptions (with an audio --mmproj), GET /metrics (with --metrics; no key\n"            \
+    "needed).  Errors come as OpenAI-style JSON\n"                                                          \
     "({\"error\":{\"message\",\"type\",\"param\",\"code\"}}): 400 for a bad request (the message names\n"   \
     "the field), 401 without the key, 404, 405, 413 for a body over --max-body, 503 when the queue\n"       \
     "is full, 500 when the engine fails.\n\n"                                                                \
+    "POST /v1/embeddings, as OpenAI's API (the vectors: the hidden states after the model's final\n"      \
+    "norm, pooled by --pooling or the model's pooling_type, L2-normalised):\n"                             \
+    "  input                  (required) a string, an array of strings, an array of token ids or an\n"    \
+    "                         array of such arrays (at most 2048 inputs); text gets the BOS/EOS its\n"   \
+    "                         vocabulary asks for, ids are used as given; an empty input, or one\n"     \
+    "                         longer than --ctx, is a 400\n"                                            \
+    "  encoding_format        float (default) or base64 (little-endian float32 bytes)\n"               \
+    "  dimensions             1..the model's width: the first N floats, normalised after the cut\n"   \
+    "  model, user            any string; other fields (also llama.cpp's embd_normalize): 400\n"        \
+    "  Each input runs on a free sequence, one input per scheduler step between the others' steps.\n\n" \
     "POST /v1/audio/transcriptions takes a multipart/form-data form, as OpenAI's API:\n"                    \
     "  file                   (required) the recording: WAV, FLAC, MP3, Ogg/Vorbis/Opus, ... (what\n"      \
     "                         libsndfile reads), at most --max-upload-mb (413 past it) and 20 minutes\n"  \

@@ -29,6 +29,11 @@
  * parse) outside the engine's ABI, which keeps them in one place
  * (runtime/asr.h); the server stays on the ABI.  A client that goes away
  * meanwhile is noticed when the call returns.
+ *
+ * An embeddings request (POST /v1/embeddings) is one job too: it takes a
+ * free sequence and embeds one of its inputs per step there
+ * (pocketllm_embed), so the session is only ever used by this thread, and
+ * the other sequences get a step between two inputs (embed_jobs).
  */
 #include "srv_sched.h"
 
@@ -38,7 +43,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "srv_embed.h"
 #include "srv_logprobs.h"
+#include "srv_metrics.h"
 #include "srv_stop.h"
 
 struct srv_task {
@@ -51,6 +58,8 @@ struct srv_task {
     bool cancelled, released, news;
     pthread_cond_t cond;
     pocketllm_transcript *transcript; /* a transcription's result (under the lock) */
+    srv_embd *embd;          /* an embeddings request (srv_embed.h): one job, no prompt */
+    double t_submit;         /* when it was queued (srv_metrics_now), for the time to first token */
 };
 
 typedef struct job {
@@ -66,6 +75,7 @@ typedef struct job {
     int32_t next_id;         /* sampled, to be evaluated next step */
     bool has_next;
     uint32_t n_gen;
+    double t_last;           /* when its last token was sampled (metrics) */
     int64_t max_gen;
     srv_choice_update stage; /* output of this step, moved to the task under the lock */
     bool finished, failed;
@@ -154,6 +164,7 @@ static void move_choice(srv_choice_update *dst, srv_choice_update *src) {
 
 static void task_free(srv_task *t) {
     srv_request_free(&t->req);
+    srv_embd_free(t->embd);
     pocketllm_transcript_free(t->transcript);
     srv_update_free(&t->pending);
     pthread_cond_destroy(&t->cond);
@@ -206,8 +217,9 @@ static void hold(srv_sched *s, uint32_t slot, int32_t id) {
 static bool job_start(srv_sched *s, job *j, uint32_t slot) {
     const srv_request *r = &j->t->req;
     if (!j->prompt) {
-        /* a transcription: pocketllm_transcribe empties the sequence
-         * before and after, so it holds nothing reusable */
+        /* a transcription or embeddings: pocketllm_transcribe and
+         * pocketllm_embed empty the sequence before and after, so it holds
+         * nothing reusable */
         j->slot = slot;
         s->n_held[slot] = 0;
         return true;
@@ -232,6 +244,7 @@ static bool job_start(srv_sched *s, job *j, uint32_t slot) {
     if (pocketllm_session_seq_truncate(s->sess, slot, (uint32_t)common)) common = 0;
     s->n_held[slot] = common;
     j->n_fed = common;
+    srv_metrics_prompt(s->p.metrics, j->prompt->n, common);
     return true;
 }
 
@@ -285,6 +298,9 @@ static void job_sample(srv_sched *s, job *j, const float *logits) {
     }
     j->n_gen++;
     j->stage.n_gen = j->n_gen;
+    const double now = srv_metrics_now();
+    srv_metrics_token(s->p.metrics, now - (j->n_gen == 1 ? j->t->t_submit : j->t_last), j->n_gen == 1);
+    j->t_last = now;
     if (pocketllm_token_is_eog(s->m->model, id)) {
         flush_text(j);
         stage_finish(j, "stop");
@@ -469,7 +485,7 @@ static size_t transcribe_jobs(srv_sched *s) {
     size_t tokens = 0;
     for (uint32_t i = 0; i < s->p.parallel; i++) {
         job *j = s->slots[i];
-        if (!j || j->prompt || j->finished || j->failed) continue;
+        if (!j || j->prompt || !j->t->req.asr || j->finished || j->failed) continue;
         const srv_asr *a = j->t->req.asr;
         pocketllm_transcribe_params tp = pocketllm_transcribe_default_params();
         tp.language = a->language[0] ? a->language : NULL;
@@ -495,6 +511,27 @@ static size_t transcribe_jobs(srv_sched *s) {
     return tokens;
 }
 
+/* Embeddings jobs: each embeds its next input on its sequence
+ * (pocketllm_embed, in passes of at most the batch), one input per step,
+ * in the scheduler's thread like every other use of the session -- so an
+ * embedding never runs beside a pass on the same session, and between two
+ * inputs the other sequences get their step (a request of many inputs
+ * delays their tokens by one input's passes at a time, never by the whole
+ * request).  Returns the tokens evaluated. */
+static size_t embed_jobs(srv_sched *s) {
+    size_t tokens = 0;
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (!j || !j->t->embd || j->finished || j->failed) continue;
+        size_t k = 0;
+        const int r = srv_embd_step(j->t->embd, s->sess, j->slot, j->err, sizeof j->err, &k);
+        tokens += k;
+        if (r < 0) j->failed = true;
+        else if (r > 0) stage_finish(j, "stop");
+    }
+    return tokens;
+}
+
 static void *sched_main(void *arg) {
     srv_sched *s = arg;
     pthread_mutex_lock(&s->mu);
@@ -508,7 +545,7 @@ static void *sched_main(void *arg) {
         }
         pthread_mutex_unlock(&s->mu);
 
-        const size_t media_rows = s->m->mm ? media_prefill(s) + transcribe_jobs(s) : 0;
+        const size_t media_rows = (s->m->mm ? media_prefill(s) + transcribe_jobs(s) : 0) + embed_jobs(s);
         const size_t n = build_batch(s);
         const char *fail = NULL;
         char msg[256];
@@ -610,9 +647,11 @@ void srv_sched_free(srv_sched *s) {
     free(s);
 }
 
-srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
-    /* a transcription is one job with no prompt */
-    const size_t n_choices = req->asr ? 1 : req->n_prompts * req->n;
+/* Queue a request (req taken over) or an embeddings request (em taken
+ * over, req empty); on a 503 both stay the caller's. */
+static srv_task *submit(srv_sched *s, srv_request *req, srv_embd *em, srv_error *e) {
+    /* a transcription or embeddings request is one job with no prompt */
+    const size_t n_choices = req->asr || em ? 1 : req->n_prompts * req->n;
     srv_task *t = calloc(1, sizeof *t);
     job **jobs = calloc(n_choices ? n_choices : 1, sizeof *jobs);
     bool ok = t && jobs;
@@ -633,11 +672,13 @@ srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
     pthread_cond_init(&t->cond, NULL);
     t->req = *req;
     memset(req, 0, sizeof *req);
+    t->embd = em;
+    t->t_submit = srv_metrics_now();
     t->n_choices = n_choices;
     for (size_t i = 0; i < n_choices; i++) {
         jobs[i]->t = t;
         jobs[i]->choice = i;
-        jobs[i]->prompt = t->req.asr ? NULL : &t->req.prompts[i / t->req.n];
+        jobs[i]->prompt = t->req.asr || em ? NULL : &t->req.prompts[i / t->req.n];
     }
     pthread_mutex_lock(&s->mu);
     uint32_t free_slots = s->p.parallel - s->n_active;
@@ -645,6 +686,7 @@ srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
     if (must_wait && s->queued_tasks >= s->p.queue) {
         pthread_mutex_unlock(&s->mu);
         *req = t->req; /* give the request back to the caller */
+        t->embd = NULL;
         for (size_t i = 0; i < n_choices; i++) free(jobs[i]);
         free(jobs);
         srv_update_free(&t->pending);
@@ -668,7 +710,18 @@ srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) {
     return t;
 }
 
+srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e) { return submit(s, req, NULL, e); }
+
+srv_task *srv_sched_submit_embed(srv_sched *s, srv_embd *em, srv_error *e) {
+    srv_request none;
+    memset(&none, 0, sizeof none);
+    none.n = 1;
+    return submit(s, &none, em, e);
+}
+
 const srv_request *srv_task_request(const srv_task *t) { return &t->req; }
+
+const srv_embd *srv_task_embd(const srv_task *t) { return t->embd; }
 
 pocketllm_transcript *srv_task_take_transcript(srv_sched *s, srv_task *t) {
     pthread_mutex_lock(&s->mu);

@@ -22,6 +22,8 @@
 
 typedef struct srv_sched srv_sched;
 typedef struct srv_task srv_task;
+struct srv_metrics;
+struct srv_embd;
 
 typedef struct srv_sched_params {
     uint32_t parallel;  /* sequences decoded together */
@@ -30,6 +32,7 @@ typedef struct srv_sched_params {
     uint32_t kv_type;
     int flash_attn; /* llama.cpp's flash-attention arithmetic */
     int n_threads;
+    struct srv_metrics *metrics; /* tokens, prompt-cache reuse, latencies (srv_metrics.h); NULL: none */
 } srv_sched_params;
 
 /* One generated token's log-probability and the best alternatives. */
@@ -68,6 +71,13 @@ void srv_sched_free(srv_sched *s);
 /* Queue a request; the task takes over *req (left zeroed).  NULL with e
  * set (503) when the queue is full. */
 srv_task *srv_sched_submit(srv_sched *s, srv_request *req, srv_error *e);
+/* Queue an embeddings request (srv_embed.h) as one job: it takes a free
+ * sequence and embeds one input per step there.  The task takes over em;
+ * NULL with e set (503) when the queue is full, em still the caller's. */
+srv_task *srv_sched_submit_embed(srv_sched *s, struct srv_embd *em, srv_error *e);
+/* The embeddings request a task runs (its vectors are complete once the
+ * task is done; valid until release). */
+const struct srv_embd *srv_task_embd(const srv_task *t);
 /* The request the task runs (read-only, valid until release). */
 const srv_request *srv_task_request(const srv_task *t);
 /* A finished transcription's result (the caller frees it; NULL before
