@@ -367,32 +367,25 @@ static void put_seq_item(pl_rx_buf *sb, const char *e) {
     }
 }
 
-/* append e followed by a quantifier */
-static void put_quantified(pl_rx_buf *sb, const char *e, long min, long max) {
-    size_t n = strlen(e);
-    if (min == 1 && max == 1) {
-        put_seq_item(sb, e);
-        return;
-    }
-    if (expr_is_term(e) && !(e[0] == '"' && n > 3) && n && !strchr("*+?}", e[n - 1])) {
-        pl_rx_buf_puts(sb, e);
-    } else {
-        pl_rx_buf_putc(sb, '(');
-        pl_rx_buf_puts(sb, e);
-        pl_rx_buf_putc(sb, ')');
-    }
-    if (min == 0 && max == 1)
-        pl_rx_buf_putc(sb, '?');
-    else if (min == 0 && max < 0)
-        pl_rx_buf_putc(sb, '*');
-    else if (min == 1 && max < 0)
-        pl_rx_buf_putc(sb, '+');
-    else if (max < 0)
-        pl_rx_buf_printf(sb, "{%ld,}", min);
-    else if (min == max)
-        pl_rx_buf_printf(sb, "{%ld}", min);
-    else
-        pl_rx_buf_printf(sb, "{%ld,%ld}", min, max);
+/* rules for the repeated parts that llama.cpp wants named (see
+   pl_rx_put_repeat): "<hint>-r", "<hint>-r1", ... */
+typedef struct {
+    jsc *c;
+    const char *hint;
+} namer;
+
+static char *name_rule(void *ud, char *body) {
+    namer *nm = ud;
+    char *h = jfmt(nm->c, "%s-r", nm->hint);
+    const char *name = h ? rule_add(nm->c, h, body) : (free(body), NULL);
+    free(h);
+    return name ? jstrdup(nm->c, name) : NULL;
+}
+
+/* append e{min,max}; e is a name, a literal or a class when simple */
+static void put_repeat(jsc *c, pl_rx_buf *sb, const char *hint, const char *e, int simple, long min, long max) {
+    namer nm = {c, hint};
+    pl_rx_put_repeat(sb, e, simple, min, max, name_rule, &nm);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1148,8 +1141,9 @@ static int format_id(const char *f) {
     return -1;
 }
 
-static char *quote_regex(jsc *c, const pl_regex *re) {
-    char *x = pl_regex_to_gbnf(re);
+static char *quote_regex(jsc *c, const pl_regex *re, const char *hint) {
+    namer nm = {c, hint};
+    char *x = pl_regex_to_gbnf(re, name_rule, &nm);
     if (!x) {
         oom(c);
         return NULL;
@@ -1159,7 +1153,7 @@ static char *quote_regex(jsc *c, const pl_regex *re) {
     return r;
 }
 
-static char *string_expr(jsc *c, const cJSON *s, const char *path) {
+static char *string_expr(jsc *c, const cJSON *s, const char *path, const char *hint) {
     long minl = 0, maxl = -1;
     int hmin = get_count(c, s, "minLength", path, &minl);
     int hmax = get_count(c, s, "maxLength", path, &maxl);
@@ -1200,7 +1194,7 @@ static char *string_expr(jsc *c, const cJSON *s, const char *path) {
         pl_rx_buf o = {0};
         pl_rx_buf_puts(&o, "\"\\\"\" ");
         if (maxl != 0) {
-            put_quantified(&o, ch, minl, hmax ? maxl : -1);
+            put_repeat(c, &o, hint, ch, 1, minl, hmax ? maxl : -1);
             pl_rx_buf_putc(&o, ' ');
         }
         pl_rx_buf_puts(&o, "\"\\\"\"");
@@ -1232,7 +1226,7 @@ static char *string_expr(jsc *c, const cJSON *s, const char *path) {
             return NULL;
         }
     }
-    char *e = quote_regex(c, re);
+    char *e = quote_regex(c, re, hint);
     pl_regex_free(re);
     return e;
 }
@@ -1819,7 +1813,7 @@ static char *array_expr(jsc *c, const cJSON *s, const char *path, const char *hi
             put_seq_item(&one, restv);
             pl_rx_buf_putc(&seq, ' ');
             if (one.s)
-                put_quantified(&seq, one.s, nrest, nrest);
+                put_repeat(c, &seq, hint, one.s, 0, nrest, nrest);
             pl_rx_buf_free(&one);
         }
     }
@@ -1831,7 +1825,7 @@ static char *array_expr(jsc *c, const cJSON *s, const char *path, const char *hi
         pl_rx_buf_printf(&one, "\",\" %s ", ws);
         put_seq_item(&one, restv);
         if (one.s)
-            put_quantified(&tail, one.s, 0, hi < 0 ? -1 : hi - from);
+            put_repeat(c, &tail, hint, one.s, 0, 0, hi < 0 ? -1 : hi - from);
         pl_rx_buf_free(&one);
     }
     for (long j = kk - 1; j >= r; j--) {
@@ -2589,7 +2583,7 @@ static char *types_expr(jsc *c, const cJSON *s, const char *path, const char *hi
         switch (t) {
         case T_OBJECT: e = object_expr(c, s, path, hint); break;
         case T_ARRAY: e = array_expr(c, s, path, hint); break;
-        case T_STRING: e = string_expr(c, s, path); break;
+        case T_STRING: e = string_expr(c, s, path, hint); break;
         case T_NUMBER: e = number_expr(c, s, path, 0); break;
         case T_INTEGER: e = number_expr(c, s, path, 1); break;
         case T_BOOLEAN: e = helper(c, H_BOOLEAN); break;
@@ -2699,7 +2693,7 @@ static char *helper_body(jsc *c, int h) {
             fail(c, "internal error: format regex: %s", rerr);
             return NULL;
         }
-        char *e = quote_regex(c, re);
+        char *e = quote_regex(c, re, helper_names[h]);
         pl_regex_free(re);
         return e;
     }
@@ -2785,16 +2779,18 @@ char *pl_schema_to_gbnf(const cJSON *schema, const char *prefix, char *err, size
                     changed = 1;
                 }
         }
+        /* the helpers' bodies first: a format's may add rules */
+        char *hb[H_COUNT] = {0};
+        for (int h = 0; h < H_COUNT && !c.failed; h++)
+            if (c.helpers & (1u << h))
+                hb[h] = helper_body(&c, h);
         pl_rx_buf out = {0};
         for (size_t i = 0; i < c.nrules; i++)
             pl_rx_buf_printf(&out, "%s ::= %s\n", c.rules[i].name, c.rules[i].body ? c.rules[i].body : "\"\"");
-        for (int h = 0; h < H_COUNT && !c.failed; h++) {
-            if (!(c.helpers & (1u << h)))
-                continue;
-            char *b = helper_body(&c, h);
-            if (b)
-                pl_rx_buf_printf(&out, "%s%s ::= %s\n", prefix, helper_names[h], b);
-            free(b);
+        for (int h = 0; h < H_COUNT; h++) {
+            if (hb[h])
+                pl_rx_buf_printf(&out, "%s%s ::= %s\n", prefix, helper_names[h], hb[h]);
+            free(hb[h]);
         }
         text = c.failed ? (pl_rx_buf_free(&out), NULL) : take(&c, &out);
     }

@@ -20,6 +20,14 @@
 #define REP_LIMIT 100000L  /* the largest {m,n} count taken */
 #define NEST_LIMIT 100     /* group nesting */
 #define MATCH_STEPS 2000000L
+/* llama.cpp's GBNF parser refuses a repetition whose count times the rules
+   made inside the repeated part reaches 2000, and reads a maximum above
+   2000 as no maximum: counts stay below REP_SAFE (bigger ones become
+   chunks of REP_CHUNK), and a group whose count times the rules it makes
+   could reach REP_SAFE becomes a rule of its own (one rule) */
+#define REP_SAFE 1000L
+#define REP_CHUNK 1000L
+#define REP_BIG 400L /* a repetition making more rules is a rule of its own */
 
 /* ------------------------------------------------------------------ */
 /* text buffer                                                         */
@@ -1625,7 +1633,6 @@ int pl_regex_limit_length(pl_regex *re, long min, long max, char *err, size_t er
 
 /* shape of a printed expression: 0 an atom that may take a quantifier,
    1 a quantified atom, 2 a sequence, 3 an alternation */
-static int emit(pl_rx_buf *sb, const rx *n);
 
 static void put_quant(pl_rx_buf *sb, long min, long max) {
     if (min == 0 && max == 1)
@@ -1642,11 +1649,225 @@ static void put_quant(pl_rx_buf *sb, long min, long max) {
         pl_rx_buf_printf(sb, "{%ld,%ld}", min, max);
 }
 
+/* a name for the expression through fn (taking a copy), or NULL */
+static char *name_expr(pl_rx_buf *o, const char *expr, pl_rx_rule_fn fn, void *ud) {
+    size_t n = strlen(expr) + 1;
+    char *body = malloc(n);
+    char *name = NULL;
+    if (body) {
+        memcpy(body, expr, n);
+        name = fn ? fn(ud, body) : (free(body), NULL);
+    }
+    if (!name)
+        o->oom = 1;
+    return name;
+}
+
+/* a '|' outside quotes, classes and parentheses? */
+static int has_top_bar(const char *e) {
+    int depth = 0;
+    for (const char *p = e; *p; p++) {
+        if (*p == '"' || *p == '[') {
+            char close = *p == '"' ? '"' : ']';
+            for (p++; *p && *p != close; p++)
+                if (*p == '\\' && p[1])
+                    p++;
+            if (!*p)
+                return 1;
+        } else if (*p == '(') {
+            depth++;
+        } else if (*p == ')') {
+            depth--;
+        } else if (*p == '|' && !depth) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* At most how many rules llama.cpp's parser makes for a group with this
+   text: the group, each group and repetition inside, each name (one not
+   defined yet becomes a new rule too). */
+static long rules_made(const char *e) {
+    long n = 1;
+    for (const char *p = e; *p; p++) {
+        if (*p == '"' || *p == '[') {
+            char close = *p == '"' ? '"' : ']';
+            for (p++; *p && *p != close; p++)
+                if (*p == '\\' && p[1])
+                    p++;
+            if (!*p)
+                break;
+        } else if (*p == '(' || *p == '?' || *p == '*' || *p == '+') {
+            n++;
+        } else if (*p == '{') {
+            long a = strtol(p + 1, NULL, 10), b = a;
+            const char *q = strchr(p, '}'), *comma = strchr(p, ',');
+            if (comma && q && comma < q)
+                b = comma + 1 == q ? a + 1 : strtol(comma + 1, NULL, 10);
+            n += b - a > 1 ? b - a : 1;
+            p = q ? q : p;
+        } else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-') {
+            while (p[1] && ((p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z') ||
+                            (p[1] >= '0' && p[1] <= '9') || p[1] == '-'))
+                p++;
+            n++;
+        }
+        if (n > LEN_CAP)
+            return LEN_CAP;
+    }
+    return n;
+}
+
+static void put_repeat_inline(pl_rx_buf *o, const char *expr, int simple, long min, long max, pl_rx_rule_fn fn,
+                              void *ud);
+
+void pl_rx_put_repeat(pl_rx_buf *o, const char *expr, int simple, long min, long max, pl_rx_rule_fn fn, void *ud) {
+    pl_rx_buf r = {0};
+    put_repeat_inline(&r, expr, simple, min, max, fn, ud);
+    if (r.oom || !r.s) {
+        o->oom = 1;
+    } else if (fn && rules_made(r.s) > REP_BIG) {
+        /* many rules made: a rule of its own, so that a group around it
+           that is repeated (even '?') stays small to llama.cpp */
+        /* (without parentheses around the whole) */
+        const char *body = r.s;
+        size_t n = strlen(body);
+        if (n > 1 && body[0] == '(' && body[n - 1] == ')') {
+            int depth = 0, whole = 1;
+            for (size_t i = 0; i < n && whole; i++) {
+                if (body[i] == '"' || body[i] == '[') {
+                    char close = body[i] == '"' ? '"' : ']';
+                    for (i++; i < n && body[i] != close; i++)
+                        if (body[i] == '\\')
+                            i++;
+                } else if (body[i] == '(') {
+                    depth++;
+                } else if (body[i] == ')' && --depth == 0 && i + 1 < n) {
+                    whole = 0;
+                }
+            }
+            if (whole) {
+                r.s[n - 1] = 0;
+                body = r.s + 1;
+            }
+        }
+        char *name = name_expr(o, body, fn, ud);
+        if (name)
+            pl_rx_buf_puts(o, name);
+        free(name);
+    } else {
+        pl_rx_buf_puts(o, r.s);
+    }
+    pl_rx_buf_free(&r);
+}
+
+static void put_repeat_inline(pl_rx_buf *o, const char *expr, int simple, long min, long max, pl_rx_rule_fn fn,
+                              void *ud) {
+    if (min == 1 && max == 1) {
+        if (simple || !has_top_bar(expr)) {
+            pl_rx_buf_puts(o, expr);
+        } else {
+            pl_rx_buf_putc(o, '(');
+            pl_rx_buf_puts(o, expr);
+            pl_rx_buf_putc(o, ')');
+        }
+        return;
+    }
+    long total = max > 0 ? max : min > 0 ? min : 1; /* as llama.cpp counts */
+    char *named = NULL;
+    if (!simple && (total >= REP_SAFE || rules_made(expr) >= (REP_SAFE + total - 1) / total)) {
+        /* a group repeated many times: as a rule of its own, so that it
+           counts as one rule to llama.cpp */
+        named = name_expr(o, expr, fn, ud);
+        if (!named)
+            return;
+        expr = named;
+        simple = 1;
+    }
+    if (min < REP_SAFE && max < REP_SAFE) {
+        if (!simple)
+            pl_rx_buf_putc(o, '(');
+        pl_rx_buf_puts(o, expr);
+        if (!simple)
+            pl_rx_buf_putc(o, ')');
+        put_quant(o, min, max);
+        free(named);
+        return;
+    }
+    if (!simple) {
+        named = name_expr(o, expr, fn, ud);
+        if (!named)
+            return;
+        expr = named;
+    }
+    /* counts c = REP_CHUNK * a + b, 0 <= b < REP_CHUNK, with C the chunk
+       rule: exact and unambiguous */
+    pl_rx_buf cb = {0};
+    pl_rx_buf_puts(&cb, expr);
+    pl_rx_buf_printf(&cb, "{%ld}", (long)REP_CHUNK);
+    char *chunk = cb.oom ? NULL : name_expr(o, cb.s, fn, ud);
+    pl_rx_buf_free(&cb);
+    if (!chunk) {
+        o->oom = 1;
+        free(named);
+        return;
+    }
+    long am = min / REP_CHUNK, bm = min % REP_CHUNK;
+    if (max < 0) {
+        if (am) {
+            put_repeat_inline(o, chunk, 1, am, am, fn, ud);
+            pl_rx_buf_putc(o, ' ');
+        }
+        put_repeat_inline(o, expr, 1, bm, -1, fn, ud);
+    } else {
+        long aM = max / REP_CHUNK, bM = max % REP_CHUNK;
+        /* (a, b ranges) pieces, each "chunk{a} expr{b}", a zero count left out */
+        long pa[3][2], pb[3][2];
+        int np = 0;
+        if (am == aM) {
+            pa[np][0] = pa[np][1] = am, pb[np][0] = bm, pb[np][1] = bM, np++;
+        } else {
+            pa[np][0] = pa[np][1] = am, pb[np][0] = bm, pb[np][1] = REP_CHUNK - 1, np++;
+            if (am + 1 <= aM - 1)
+                pa[np][0] = am + 1, pa[np][1] = aM - 1, pb[np][0] = 0, pb[np][1] = REP_CHUNK - 1, np++;
+            pa[np][0] = pa[np][1] = aM, pb[np][0] = pb[np][1] = 0, pb[np][1] = bM, np++;
+        }
+        if (np > 1)
+            pl_rx_buf_putc(o, '(');
+        for (int i = 0; i < np; i++) {
+            if (i)
+                pl_rx_buf_puts(o, " | ");
+            int any = 0;
+            if (pa[i][1] > 0) {
+                put_repeat_inline(o, chunk, 1, pa[i][0], pa[i][1], fn, ud);
+                any = 1;
+            }
+            if (pb[i][1] > 0) {
+                if (any)
+                    pl_rx_buf_putc(o, ' ');
+                put_repeat_inline(o, expr, 1, pb[i][0], pb[i][1], fn, ud);
+            }
+        }
+        if (np > 1)
+            pl_rx_buf_putc(o, ')');
+    }
+    free(chunk);
+    free(named);
+}
+
+typedef struct {
+    pl_rx_rule_fn fn;
+    void *ud;
+} emitter;
+
 /* print n, in parentheses when its shape is above `allowed`; returns the
    shape printed */
-static int emit_as(pl_rx_buf *sb, const rx *n, int allowed) {
+static int emit(const emitter *em, pl_rx_buf *sb, const rx *n);
+
+static int emit_as(const emitter *em, pl_rx_buf *sb, const rx *n, int allowed) {
     pl_rx_buf t = {0};
-    int shape = emit(&t, n);
+    int shape = emit(em, &t, n);
     if (shape > allowed) {
         pl_rx_buf_puts(sb, "(");
         pl_rx_buf_putn(sb, t.s ? t.s : "", t.n);
@@ -1669,7 +1890,7 @@ static int single_cp(const rx *n, uint32_t *cp) {
     return 0;
 }
 
-static int emit(pl_rx_buf *sb, const rx *n) {
+static int emit(const emitter *em, pl_rx_buf *sb, const rx *n) {
     switch (n->kind) {
     case RX_EMPTY:
     case RX_NEVER:
@@ -1698,7 +1919,7 @@ static int emit(pl_rx_buf *sb, const rx *n) {
                 break;
             if (pieces++)
                 pl_rx_buf_putc(sb, ' ');
-            shape = emit_as(sb, n->kid[i], 2);
+            shape = emit_as(em, sb, n->kid[i], 2);
         }
         if (lit.oom)
             sb->oom = 1;
@@ -1709,25 +1930,34 @@ static int emit(pl_rx_buf *sb, const rx *n) {
         for (size_t i = 0; i < n->nkid; i++) {
             if (i)
                 pl_rx_buf_puts(sb, " | ");
-            emit_as(sb, n->kid[i], 2);
+            emit_as(em, sb, n->kid[i], 2);
         }
         return n->nkid > 1 ? 3 : 0;
     case RX_REP: {
         const rx *k = n->kid[0];
         uint32_t cp;
-        /* no group only for a class or a one-character literal */
-        int bare = k->kind == RX_SET && !(single_cp(k, &cp) && (json_short_escape(cp) || json_needs_u_escape(cp)));
-        emit_as(sb, k, bare ? 0 : -1);
-        put_quant(sb, n->min, n->max);
+        /* a class or a one-character literal is one term; anything else
+           is grouped (or named) */
+        int simple = k->kind == RX_SET && !(single_cp(k, &cp) && (json_short_escape(cp) || json_needs_u_escape(cp)));
+        pl_rx_buf t = {0};
+        int shape = emit(em, &t, k);
+        if (shape != 0)
+            simple = 0;
+        if (!t.oom)
+            pl_rx_put_repeat(sb, t.s ? t.s : "", simple, n->min, n->max, em->fn, em->ud);
+        if (t.oom)
+            sb->oom = 1;
+        pl_rx_buf_free(&t);
         return 1;
     }
     }
     return 0;
 }
 
-char *pl_regex_to_gbnf(const pl_regex *re) {
+char *pl_regex_to_gbnf(const pl_regex *re, pl_rx_rule_fn fn, void *ud) {
+    emitter em = {fn, ud};
     pl_rx_buf sb = {0};
-    emit_as(&sb, re->root, 2);
+    emit_as(&em, &sb, re->root, 2);
     return pl_rx_buf_take(&sb);
 }
 

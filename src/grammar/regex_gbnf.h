@@ -91,10 +91,23 @@ void pl_regex_length(const pl_regex *re, long *min, long *max);
    0 when no match is left, -1 (err filled) when it cannot be done. */
 int pl_regex_limit_length(pl_regex *re, long min, long max, char *err, size_t errlen);
 
+/* Makes a rule with this body (taking it) and returns its name
+   (malloc'd), NULL when memory ran out. */
+typedef char *(*pl_rx_rule_fn)(void *ud, char *body);
+
+/* expr{min,max} (max -1: no maximum) in a form llama.cpp's GBNF parser
+   takes exactly: it refuses a repetition whose count times the rules made
+   inside the repeated part reaches 2000 and reads a maximum above 2000 as
+   none.  `simple`: expr is one name, literal or class; else it is
+   grouped, or made a rule through fn when repeated many times.  Counts of
+   1000 and more become chunk rules (through fn). */
+void pl_rx_put_repeat(pl_rx_buf *o, const char *expr, int simple, long min, long max, pl_rx_rule_fn fn, void *ud);
+
 /* GBNF expression (safe inside a sequence) for the JSON text of the
    strings the regex matches, without the quotes; "" when it matches only
-   the empty string.  NULL when memory ran out. */
-char *pl_regex_to_gbnf(const pl_regex *re);
+   the empty string.  Parts repeated many times become rules through fn.
+   NULL when memory ran out. */
+char *pl_regex_to_gbnf(const pl_regex *re, pl_rx_rule_fn fn, void *ud);
 
 /* Does the regex match the whole UTF-8 string?  1 yes, 0 no, -1 the
    search gave up (too many steps) or the text is not UTF-8. */

@@ -92,6 +92,15 @@ static int lint(const char *g, const char *prefix, const char *what) {
                 }
                 p++;
             } else if (c == '{') {
+                /* llama.cpp refuses counts of 2000 (times the rules
+                   repeated) and reads bigger maxima as none */
+                long a = strtol(p + 1, NULL, 10);
+                const char *comma = strchr(p, ','), *close = strchr(p, '}');
+                long b = comma && close && comma < close && comma + 1 < close ? strtol(comma + 1, NULL, 10) : a;
+                if (a > 1000 || b > 1000) {
+                    fprintf(stderr, "%s: repetition count above 1000 in %.*s\n", what, (int)(eol - line), line);
+                    return 0;
+                }
                 while (p < eol && *p != '}')
                     p++;
                 p++;
@@ -359,6 +368,20 @@ static void test_strings(void) {
     g = good("{\"type\":\"string\",\"pattern\":\"^[a-z]+$\",\"maxLength\":8}", "");
     CHECK(g && strstr(g, "[a-z]{1,8}"));
     free(g);
+    /* long strings: chunks of 1000 (llama.cpp refuses a count of 2000 and
+       reads a bigger maximum as none) */
+    g = good("{\"type\":\"string\",\"minLength\":1,\"maxLength\":2500}", "");
+    CHECK(g && strstr(g, "root ::= \"\\\"\" root-r1 \"\\\"\"\n"));
+    CHECK(g && strstr(g, "root-r ::= char{1000}\n"));
+    CHECK(g && strstr(g, "root-r1 ::= char{1,999} | root-r char{0,999} | root-r{2} char{0,500}\n"));
+    free(g);
+    g = good("{\"type\":\"string\",\"pattern\":\"^(ab){1,3000}$\"}", "");
+    free(g);
+    g = good("{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":1200,\"maxItems\":4000}", "");
+    free(g);
+    g = good("{\"type\":\"string\",\"pattern\":\"^([a-z]{0,900}x){2,9}$\"}", "");
+    CHECK(g && strstr(g, "root-r ::= [a-z]{0,900}\n") && strstr(g, "(root-r \"x\"){2,9}"));
+    free(g);
     g = good("{\"type\":\"string\",\"format\":\"uuid\"}", "");
     CHECK(g && strstr(g, "root ::= uuid\n") && strstr(g, "[0-9A-Fa-f]{8} \"-\""));
     free(g);
@@ -505,20 +528,20 @@ static void test_regex(void) {
     pl_regex_free(re);
     /* no repeated nullable part (left recursion to a GBNF engine) */
     re = pl_regex_parse("^(a?b?)*$", err, sizeof err);
-    char *x = re ? pl_regex_to_gbnf(re) : NULL;
+    char *x = re ? pl_regex_to_gbnf(re, NULL, NULL) : NULL;
     CHECK_STR(x, "(\"a\" \"b\"? | \"b\")*");
     free(x);
     pl_regex_free(re);
     /* the JSON spelling of special characters */
     re = pl_regex_parse("^[\"\\\\\\n\\u0001]$", err, sizeof err);
-    x = re ? pl_regex_to_gbnf(re) : NULL;
+    x = re ? pl_regex_to_gbnf(re, NULL, NULL) : NULL;
     CHECK_STR(x, "(\"\\\\\" [\\x22\\x5Cn] | \"\\\\u0001\")");
     free(x);
     pl_regex_free(re);
     /* length limits: exact with one varying part */
     re = pl_regex_parse("^[A-Z]{2}\\d+$", err, sizeof err);
     CHECK(re && pl_regex_limit_length(re, 4, 6, err, sizeof err) == 1);
-    x = re ? pl_regex_to_gbnf(re) : NULL;
+    x = re ? pl_regex_to_gbnf(re, NULL, NULL) : NULL;
     CHECK_STR(x, "[A-Z]{2} [0-9]{2,4}");
     free(x);
     pl_regex_free(re);
