@@ -9,17 +9,20 @@
  * ("root-address-street-kv") or a helper name ("ws"); derived names start
  * with "root", "def-" or "ref-", which no helper does.
  *
- * What the grammar allows is always valid for the schema (sound).  Where
- * exactness would need something GBNF cannot say cheaply, the grammar
+ * What the grammar allows is valid for the schema, with one exception:
+ * oneOf is treated as anyOf (a value that matches two of its alternatives
+ * gets through; telling them apart is not something a grammar does).
+ * Where exactness would need what GBNF cannot say cheaply, the grammar
  * allows a documented subset instead: numbers have at most 16 integer
- * and 16 fraction digits and 3 exponent digits, bounded numbers have no
- * exponent, object properties come in the schema's order (required ones
- * first) with any extra properties after them, keys and strings from
- * patterns and enums are written in one canonical JSON spelling, a schema
- * without "type" but with (say) "properties" stands for objects only, and
- * a pattern whose several parts vary in length is narrowed to meet
- * minLength/maxLength.  Everything else is refused with an error naming
- * the keyword and the schema path.
+ * and 16 fraction digits and 3 exponent digits (never "-0"), bounded
+ * numbers have no exponent, object properties come in the schema's order
+ * (required ones first) with any extra properties after them, keys and
+ * strings from patterns and enums are written in one canonical JSON
+ * spelling, a schema without "type" but with (say) "properties" stands
+ * for objects only, and a pattern whose several parts vary in length is
+ * narrowed to meet minLength/maxLength.  Everything else is refused with
+ * an error naming the keyword and the schema path; so are unsatisfiable
+ * schemas (minLength > maxLength, an empty enum, ...).
  */
 #include "grammar/json_schema.h"
 
@@ -39,6 +42,7 @@
 #define INT_DIGITS 16      /* the most integer digits written */
 #define FRAC_DIGITS 16     /* the most fraction digits written */
 #define BIG 1e16           /* bounds at or past this are beyond INT_DIGITS */
+#define KEY_MAX 256        /* longest property name when other keys are allowed */
 
 /* the expression of a schema no value satisfies */
 static char never_mark[] = "";
@@ -221,7 +225,8 @@ static void put_name_part(pl_rx_buf *sb, const char *s) {
 /* hint + "-" + (name-safe) part */
 static char *hint_join(jsc *c, const char *hint, const char *part) {
     pl_rx_buf sb = {0};
-    pl_rx_buf_puts(&sb, hint);
+    /* deep schemas: the start of the path will do (names stay unique) */
+    pl_rx_buf_putn(&sb, hint, strlen(hint) > 120 ? 120 : strlen(hint));
     pl_rx_buf_putc(&sb, '-');
     put_name_part(&sb, part);
     return take(c, &sb);
@@ -301,60 +306,35 @@ static char *helper(jsc *c, int h) {
     return jfmt(c, "%s%s", c->prefix, helper_names[h]);
 }
 
-/* Is the expression one term (no space or '|' outside quotes, classes
-   and parentheses)? */
-static int expr_is_term(const char *e) {
-    int depth = 0;
+/* What is outside quotes, classes and parentheses in an expression: bit 1
+   a space (a sequence), bit 2 a '|' (an alternation). */
+static int expr_scan(const char *e) {
+    int depth = 0, r = 0;
     for (const char *p = e; *p; p++) {
-        if (*p == '"') {
-            for (p++; *p && *p != '"'; p++)
+        if (*p == '"' || *p == '[') {
+            char close = *p == '"' ? '"' : ']';
+            for (p++; *p && *p != close; p++)
                 if (*p == '\\' && p[1])
                     p++;
             if (!*p)
-                return 0;
-        } else if (*p == '[') {
-            for (p++; *p && *p != ']'; p++)
-                if (*p == '\\' && p[1])
-                    p++;
-            if (!*p)
-                return 0;
+                return 3;
         } else if (*p == '(') {
             depth++;
         } else if (*p == ')') {
             depth--;
-        } else if (!depth && (*p == ' ' || *p == '|')) {
-            return 0;
+        } else if (!depth && *p == ' ') {
+            r |= 1;
+        } else if (!depth && *p == '|') {
+            r |= 2;
         }
     }
-    return 1;
+    return r;
 }
 
-/* Does the expression have a '|' outside quotes, classes and parentheses? */
-static int expr_has_bar(const char *e) {
-    int depth = 0;
-    for (const char *p = e; *p; p++) {
-        if (*p == '"') {
-            for (p++; *p && *p != '"'; p++)
-                if (*p == '\\' && p[1])
-                    p++;
-            if (!*p)
-                return 0;
-        } else if (*p == '[') {
-            for (p++; *p && *p != ']'; p++)
-                if (*p == '\\' && p[1])
-                    p++;
-            if (!*p)
-                return 0;
-        } else if (*p == '(') {
-            depth++;
-        } else if (*p == ')') {
-            depth--;
-        } else if (!depth && *p == '|') {
-            return 1;
-        }
-    }
-    return 0;
-}
+/* one term: a name, a literal, a class, a group (maybe quantified) */
+static int expr_is_term(const char *e) { return expr_scan(e) == 0; }
+
+static int expr_has_bar(const char *e) { return (expr_scan(e) & 2) != 0; }
 
 /* append e to a sequence, in parentheses when it is an alternation */
 static void put_seq_item(pl_rx_buf *sb, const char *e) {
@@ -1306,6 +1286,14 @@ static char *enum_expr(jsc *c, const cJSON *s, const char *path) {
     return take(c, &o);
 }
 
+static long count_cps(const char *s) {
+    long n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
 /* ------------------------------------------------------------------ */
 /* objects                                                             */
 
@@ -1477,6 +1465,12 @@ static char *object_expr(jsc *c, const cJSON *s, const char *path, const char *h
         const char *key = ps[i].key;
         if (!pl_rx_utf8_valid(key, strlen(key))) {
             fail(c, "invalid property name at %s: not UTF-8", path);
+            goto done_opt;
+        }
+        if (!cJSON_IsFalse(ap) && count_cps(key) > KEY_MAX) {
+            /* the grammar of the other keys nests as deep as the name */
+            fail(c, "unsupported property name at %s: longer than %d characters beside additionalProperties", path,
+                 KEY_MAX);
             goto done_opt;
         }
         if (!trie_add(trie, key)) {
@@ -1866,13 +1860,6 @@ done:
 /* ------------------------------------------------------------------ */
 /* validation (for enum/const values under other keywords)             */
 
-static long count_cps(const char *s) {
-    long n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if ((*p & 0xC0) != 0x80)
-            n++;
-    return n;
-}
 
 static int json_type_ok(const cJSON *v, int mask) {
     if (cJSON_IsObject(v))
@@ -2643,7 +2630,8 @@ static char *visit_body(jsc *c, const cJSON *s, const char *path, const char *hi
    one term or sequence, a rule named after the hint made when needed. */
 static char *visit(jsc *c, const cJSON *s, const char *path, const char *hint, int as_body) {
     if (++c->nest > NEST_LIMIT) {
-        fail(c, "schema at %s nests too deeply", path);
+        fail(c, "schema at %.160s%s nests too deeply (a $ref that expands into itself?)", path,
+             strlen(path) > 160 ? "..." : "");
         c->nest--;
         return NULL;
     }
