@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 4
+#define POCKETLLM_ABI_MINOR 5
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -392,6 +392,68 @@ POCKETLLM_API pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, co
 POCKETLLM_API void pocketllm_sampler_accept(pocketllm_sampler *s, int32_t id);
 /* Forget the recorded ids and restart the generator from the seed. */
 POCKETLLM_API void pocketllm_sampler_reset(pocketllm_sampler *s);
+
+/* ------------------------------------------------------------------ */
+/* Constrained decoding: grammars and JSON schemas  (ABI 2.5)          */
+/* ------------------------------------------------------------------ */
+
+/* A grammar the generated text must match, over the model's vocabulary:
+ * at each step only tokens whose text keeps the text a prefix of some
+ * match are allowed, and an end-of-generation token only once the text is
+ * a whole match.  Special tokens (those that write no text) are never
+ * allowed while a grammar is active.  One grammar follows one sequence:
+ * clone it for another. */
+typedef struct pocketllm_grammar pocketllm_grammar;
+
+/* From GBNF text in llama.cpp's dialect (its grammars/README.md), start
+ * rule `root` ("root" when NULL).  A syntax error, an undefined rule,
+ * left recursion or a grammar that matches nothing fails with
+ * POCKETLLM_ERR_INVALID_ARGUMENT and a message naming the line. */
+POCKETLLM_API pocketllm_status pocketllm_grammar_new(const pocketllm_model *model, const char *gbnf, const char *root,
+                                                     pocketllm_grammar **out);
+/* From a JSON schema (len bytes of JSON text), compiled to a grammar; a
+ * schema keyword the compiler cannot honour fails with
+ * POCKETLLM_ERR_UNSUPPORTED and a message naming it and where it is --
+ * never skipped.  schema NULL: any JSON object (OpenAI's json_object). */
+POCKETLLM_API pocketllm_status pocketllm_grammar_from_json_schema(const pocketllm_model *model, const char *schema,
+                                                                  size_t len, pocketllm_grammar **out);
+/* Lazy activation: text is free until one of the n words appears in it;
+ * from that word's first byte on the text must match the grammar.  n = 0
+ * makes the grammar active from the start again. */
+POCKETLLM_API pocketllm_status pocketllm_grammar_set_triggers(pocketllm_grammar *g, const char *const *words, size_t n);
+/* An independent copy in the same place (the parsed grammar is shared). */
+POCKETLLM_API pocketllm_status pocketllm_grammar_clone(const pocketllm_grammar *g, pocketllm_grammar **out);
+POCKETLLM_API void pocketllm_grammar_free(pocketllm_grammar *g);
+/* Back to the start, as before any token. */
+POCKETLLM_API void pocketllm_grammar_reset(pocketllm_grammar *g);
+/* Whether token id may come next (nonzero) -- or, for an inactive lazy
+ * grammar, does not trigger it into text it refuses. */
+POCKETLLM_API int pocketllm_grammar_allows(pocketllm_grammar *g, int32_t id);
+/* Advance past a generated token; a token the grammar refuses fails with
+ * POCKETLLM_ERR_INVALID_ARGUMENT and changes nothing.  (Prompt tokens are
+ * not the grammar's business: do not pass them.) */
+POCKETLLM_API pocketllm_status pocketllm_grammar_accept(pocketllm_grammar *g, int32_t id);
+/* The text so far is a whole match (an inactive lazy grammar: always). */
+POCKETLLM_API int pocketllm_grammar_complete(const pocketllm_grammar *g);
+/* The text is a whole match and nothing more can follow: only an
+ * end-of-generation token is allowed now. */
+POCKETLLM_API int pocketllm_grammar_done(const pocketllm_grammar *g);
+/* allow[t] = 1 for every token the grammar allows next, else 0; n_vocab
+ * must be the model's vocabulary size. */
+POCKETLLM_API pocketllm_status pocketllm_grammar_mask(pocketllm_grammar *g, uint8_t *allow, int32_t n_vocab);
+/* pocketllm_sampler_sample under a grammar (g NULL: unconstrained).  The
+ * unconstrained choice is drawn first and kept when the grammar allows it;
+ * only otherwise is the vocabulary masked and the draw made again, as
+ * llama.cpp's sampler does -- greedy decoding gives the most likely
+ * allowed token either way.  budget >= 0: the tokens that may still be
+ * generated, this one included; a token is then allowed only if the
+ * grammar can still be completed in the tokens after it, so the reply
+ * ends as a whole match instead of being cut off (when even that cannot
+ * be met, the budget is dropped).  -1: no budget.  Does not accept the
+ * token: call pocketllm_grammar_accept (and pocketllm_sampler_accept). */
+POCKETLLM_API pocketllm_status pocketllm_sampler_sample_grammar(pocketllm_sampler *s, pocketllm_grammar *g,
+                                                                const float *logits, int32_t n_vocab, int32_t budget,
+                                                                int32_t *id);
 
 /* ------------------------------------------------------------------ */
 /* Several sequences in one session: continuous batching               */
@@ -1283,6 +1345,74 @@ POCKETLLM_API pocketllm_status pocketllm_chat_split_reasoning(const pocketllm_ch
                                                               const char *text, size_t len,
                                                               pocketllm_chat_split *out);
 POCKETLLM_API void pocketllm_chat_split_free(pocketllm_chat_split *s);
+
+/* (ABI 2.5) What a chat template tells about its models: whether they
+ * think in <think> blocks, and how they call tools -- the format read from
+ * the template's own text (Qwen3's <tool_call>{json}</tool_call>,
+ * Qwen3-Coder's <function=...><parameter=...>, Llama 3's JSON reply,
+ * Mistral's [TOOL_CALLS], ...), never from the model's name. */
+enum { POCKETLLM_TOOLS_NONE = 0, POCKETLLM_TOOLS_UNSUPPORTED = 1, POCKETLLM_TOOLS_SUPPORTED = 2 };
+typedef struct pocketllm_chat_caps {
+    int think_tags;          /* writes <think>...</think> blocks */
+    int tool_format;         /* POCKETLLM_TOOLS_*: NONE = the template has no tools */
+    const char *tool_family; /* the format's name ("hermes", "qwen-xml", "llama3-json", ...) */
+    int lists_tools;         /* the template shows the model the tools it is given */
+    const char *trigger;     /* the text that starts a call ("<tool_call>"), NULL when the
+                              * whole reply is the call (Llama 3's JSON) */
+} pocketllm_chat_caps;
+POCKETLLM_API void pocketllm_chat_template_caps(const pocketllm_chat_template *t, pocketllm_chat_caps *out);
+
+/* (ABI 2.5) GBNF (start rule root) that forces a call in the template's
+ * format to one of the tools (OpenAI's array as JSON text), or to
+ * only_name when not NULL; parallel: one or more calls.  Each function's
+ * arguments are held to its parameters schema.  Free with pocketllm_free.
+ * A template without a supported format, a bad tools array or a schema
+ * keyword the compiler cannot honour fails, the message naming it. */
+POCKETLLM_API pocketllm_status pocketllm_tools_grammar(const pocketllm_chat_template *t, const char *tools_json,
+                                                       size_t len, const char *only_name, int parallel, char **gbnf);
+
+/* (ABI 2.5) A reply parsed into content and tool calls as it streams:
+ * feed the reply's content (reasoning split off) in any pieces; events
+ * come as soon as they are certain -- content (never any call markup),
+ * the start of a call (index, a unique id, the function's name, once
+ * whole and known), and fragments of its arguments (a JSON object's
+ * text).  Feeding everything and then finishing gives the same calls. */
+typedef struct pocketllm_tool_parser pocketllm_tool_parser;
+enum { POCKETLLM_TOOL_CONTENT = 0, POCKETLLM_TOOL_CALL_START = 1, POCKETLLM_TOOL_ARGS = 2 };
+typedef struct pocketllm_tool_event {
+    int kind;          /* POCKETLLM_TOOL_* */
+    int index;         /* the call's index (CALL_START, ARGS) */
+    const char *text;  /* CONTENT: text; ARGS: a fragment of the arguments */
+    size_t len;
+    const char *name;  /* CALL_START */
+    const char *id;    /* CALL_START */
+} pocketllm_tool_event;
+typedef void (*pocketllm_tool_event_fn)(void *user, const pocketllm_tool_event *ev);
+/* tools_json (may be NULL: any name is taken) gives the names and the
+ * parameter types; id_seed varies the call ids between replies. */
+POCKETLLM_API pocketllm_status pocketllm_tool_parser_new(const pocketllm_chat_template *t, const char *tools_json,
+                                                         size_t len, uint64_t id_seed, pocketllm_tool_parser **out);
+POCKETLLM_API void pocketllm_tool_parser_feed(pocketllm_tool_parser *p, const char *text, size_t len,
+                                              pocketllm_tool_event_fn fn, void *user);
+/* 1 when the reply parsed; 0 when a call was botched (invalid JSON, an
+ * unknown function, unterminated markup): then the whole reply is text
+ * (pocketllm_tool_parser_error says why; _unsent is what no event carried). */
+POCKETLLM_API int pocketllm_tool_parser_finish(pocketllm_tool_parser *p, pocketllm_tool_event_fn fn, void *user);
+POCKETLLM_API int pocketllm_tool_parser_n_calls(const pocketllm_tool_parser *p);
+POCKETLLM_API void pocketllm_tool_parser_call(const pocketllm_tool_parser *p, int i, const char **name, const char **id,
+                                              const char **arguments);
+/* The content around the calls; NULL when there is none (or only spaces). */
+POCKETLLM_API const char *pocketllm_tool_parser_content(const pocketllm_tool_parser *p);
+POCKETLLM_API const char *pocketllm_tool_parser_error(const pocketllm_tool_parser *p);
+POCKETLLM_API const char *pocketllm_tool_parser_unsent(const pocketllm_tool_parser *p, size_t *len);
+POCKETLLM_API void pocketllm_tool_parser_free(pocketllm_tool_parser *p);
+
+/* (ABI 2.5) A JSON schema (len bytes of JSON; NULL: any JSON object) as
+ * GBNF text with start rule root, as pocketllm_grammar_from_json_schema
+ * compiles it.  Free with pocketllm_free. */
+POCKETLLM_API pocketllm_status pocketllm_json_schema_to_gbnf(const char *schema, size_t len, char **gbnf);
+/* (ABI 2.5) Free memory the library handed out as its caller's. */
+POCKETLLM_API void pocketllm_free(void *p);
 
 /* ------------------------------------------------------------------ */
 /* Benchmarking (pocketllm bench)                                      */

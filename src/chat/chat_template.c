@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "chat/chat_template.h"
+#include "chat/chat_tools.h"
 #include "chat/jinja_internal.h"
 
 pocketllm_chat_options pocketllm_chat_default_options(void) {
@@ -33,6 +34,17 @@ pocketllm_status pocketllm_chat_template_new(const char *source, size_t len, poc
         return st;
     }
     t->think_tags = source && memmem(source, len, "<think>", 7) && memmem(source, len, "</think>", 8);
+    /* the tool-call format is read from the source text (a NUL-terminated copy) */
+    char *src = malloc(len + 1);
+    if (!src) {
+        pocketllm_chat_template_free(t);
+        return pl_fail(POCKETLLM_ERR_NO_MEMORY, "chat template: out of memory");
+    }
+    if (len) memcpy(src, source, len);
+    src[len] = 0;
+    t->tool_format = (int)pl_tools_detect(src, &t->tool_family);
+    t->lists_tools = pl_tools_template_lists_tools(src);
+    free(src);
     *out = t;
     return POCKETLLM_OK;
 }

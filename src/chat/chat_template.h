@@ -13,6 +13,9 @@
 struct pocketllm_chat_template {
     pl_jinja_template *tmpl;
     bool think_tags; /* the template writes <think>...</think> blocks (Qwen3, QwQ, DeepSeek-R1...) */
+    int tool_format; /* how its models call tools (chat_tools.h's pl_tool_format), read from the source */
+    const char *tool_family;
+    bool lists_tools; /* it shows the model the tools it is given */
 };
 
 #endif

@@ -305,7 +305,7 @@ static void add_root(gctx *g, bool parallel, pl_tsb *root) {
         if (bracket) lit(root, "[");
     }
     pl_tsb_puts(root, item);
-    if (parallel) {
+    if (parallel && !s->single_call) {
         pl_tsb_puts(root, "( ");
         if (*sep) lit(root, sep);
         pl_tsb_printf(root, "%s)* ", item);

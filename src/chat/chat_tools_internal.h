@@ -32,6 +32,7 @@ typedef struct pl_tool_spec {
     bool open_nl;              /* grammar: a newline follows it */
     const char *close;         /* ends the section; NULL: none (calls end on their own) */
     bool one_per_section;      /* the template wraps each call in its own section */
+    bool single_call;          /* the template takes one call per message (raises on more): never parallel */
     const char *call_sep;      /* grammar: between calls */
     /* JSON */
     bool list;                 /* [a, b] after the trigger ('[' may end the trigger) */

@@ -23,7 +23,7 @@ static const pl_tool_spec specs[] = {
     {.fmt = PL_TOOLS_HERMES, .family = "hermes", .shape = PL_TSHAPE_JSON, .open = "<tool_call>", .open_nl = true,
      .close = "\n</tool_call>", .one_per_section = true, .call_sep = "\n", .args_key = "arguments"},
     {.fmt = PL_TOOLS_LLAMA3_JSON, .family = "llama3-json", .shape = PL_TSHAPE_JSON, .open = NULL,
-     .one_per_section = true, .call_sep = "\n", .args_key = "parameters"},
+     .one_per_section = true, .single_call = true, .call_sep = "\n", .args_key = "parameters"},
     {.fmt = PL_TOOLS_MISTRAL_NEMO, .family = "mistral-nemo", .shape = PL_TSHAPE_JSON, .open = "[TOOL_CALLS]",
      .list = true, .call_sep = ", ", .args_key = "arguments"},
     {.fmt = PL_TOOLS_GRANITE, .family = "granite", .shape = PL_TSHAPE_JSON, .open = "<|tool_call|>", .list = true,

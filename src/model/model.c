@@ -10,6 +10,7 @@
 #include "backend/device.h"
 #include "base/error.h"
 #include "base/pages.h"
+#include "grammar/grammar_vocab.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -112,6 +113,7 @@ void pocketllm_model_close(pocketllm_model *m) {
     if (m->arch && m->arch->unload) m->arch->unload(m);
     for (size_t i = 0; i < m->n_consts; i++) free(m->consts[i].p);
     free(m->consts);
+    pl_gvocab_free(m->gvocab);
     pl_vocab_free(m->vocab);
     pocketllm_gguf_close(m->gguf);
     free(m);

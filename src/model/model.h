@@ -42,6 +42,9 @@ struct pocketllm_model {
      * (f32 copies of f16 vectors): uploaded with the tensors */
     struct pl_model_const *consts;
     size_t n_consts;
+    /* the vocabulary's byte trie for constrained decoding, built on first
+     * use (grammar/grammar_vocab.c) */
+    struct pl_gvocab *gvocab;
 };
 
 typedef struct pl_model_const {

@@ -168,6 +168,15 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
     const pocketllm_sampler_params *p = &s->p;
     float top = -INFINITY;
     for (size_t i = 0; i < n; i++) top = c[i].logit > top ? c[i].logit : top;
+    if (isfinite(top)) {
+        /* tokens at -inf (a grammar's mask) can never be drawn: leave them
+         * out of the sorting below; the order of the rest is kept, so the
+         * draw is the same as over all of them */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (c[i].logit != -INFINITY) c[k++] = c[i];
+        n = k;
+    }
     if (p->temperature <= 0.0f || !isfinite(top)) { /* greedy (also when nothing has a finite logit) */
         size_t best = 0;
         for (size_t i = 1; i < n; i++)

@@ -1,0 +1,188 @@
+/*
+ * test_grammar.c -- the GBNF parser and the byte automaton against texts
+ * whose membership is known by construction: each grammar with strings it
+ * must take whole, strings it must refuse at a known byte, and prefixes
+ * that are alive but not complete; the refusals of bad grammars; the
+ * distance to completion; compaction keeping the state's meaning.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grammar/gbnf.h"
+#include "grammar/grammar_match.h"
+#include "pltest.h"
+
+/* -1: the whole text matches; -2: alive, not a match; else the byte where it dies */
+static int run(const char *gbnf, const char *text) {
+    pl_gbnf g;
+    char err[300];
+    if (!pl_gbnf_parse(gbnf, NULL, &g, err, sizeof err)) {
+        fprintf(stderr, "parse failed: %s\n", err);
+        return -3;
+    }
+    pl_gmatch *m = pl_gmatch_new(&g);
+    uint32_t s = pl_gmatch_start(m);
+    int r = -2;
+    for (size_t i = 0; text[i]; i++) {
+        s = pl_gmatch_step(m, s, (uint8_t)text[i]);
+        if (s == PL_GM_DEAD) {
+            r = (int)i;
+            break;
+        }
+    }
+    if (r == -2 && pl_gmatch_accepting(m, s)) r = -1;
+    pl_gmatch_free(m);
+    pl_gbnf_free(&g);
+    return r;
+}
+
+static bool refuses(const char *gbnf, const char *want) {
+    pl_gbnf g;
+    char err[300];
+    if (pl_gbnf_parse(gbnf, NULL, &g, err, sizeof err)) {
+        pl_gbnf_free(&g);
+        return false;
+    }
+    if (!strstr(err, want)) fprintf(stderr, "message '%s' lacks '%s'\n", err, want);
+    return strstr(err, want) != NULL;
+}
+
+static const char *JSON =
+    "root   ::= object\n"
+    "value  ::= object | array | string | number | (\"true\" | \"false\" | \"null\") ws\n"
+    "object ::=\n"
+    "  \"{\" ws (\n"
+    "            string \":\" ws value\n"
+    "    (\",\" ws string \":\" ws value)*\n"
+    "  )? \"}\" ws\n"
+    "array  ::=\n"
+    "  \"[\" ws (\n"
+    "            value\n"
+    "    (\",\" ws value)*\n"
+    "  )? \"]\" ws\n"
+    "string ::=\n"
+    "  \"\\\"\" (\n"
+    "    [^\"\\\\\\x7F\\x00-\\x1F] |\n"
+    "    \"\\\\\" ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4}) # escapes\n"
+    "  )* \"\\\"\" ws\n"
+    "number ::= (\"-\"? ([0-9] | [1-9] [0-9]{0,15})) (\".\" [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws\n"
+    "ws ::= | \" \" | \"\\n\" [ \\t]{0,20}\n";
+
+int main(void) {
+    /* literals, alternatives, groups, repetitions */
+    CHECK(run("root ::= \"ab\" | \"cd\"", "ab") == -1);
+    CHECK(run("root ::= \"ab\" | \"cd\"", "a") == -2);
+    CHECK(run("root ::= \"ab\" | \"cd\"", "ac") == 1);
+    CHECK(run("root ::= (\"x\" \"y\")* \"z\"", "xyxyz") == -1);
+    CHECK(run("root ::= (\"x\" \"y\")* \"z\"", "xyy") == 2);
+    CHECK(run("root ::= [a-c]+", "abcabc") == -1);
+    CHECK(run("root ::= [a-c]+", "") == -2);
+    CHECK(run("root ::= [a-c]+", "abd") == 2);
+    CHECK(run("root ::= [^a-c]?", "") == -1);
+    CHECK(run("root ::= [^a-c]?", "d") == -1);
+    CHECK(run("root ::= [^a-c]?", "b") == 0);
+    CHECK(run("root ::= \"a\"{2,3}", "aa") == -1);
+    CHECK(run("root ::= \"a\"{2,3}", "aaa") == -1);
+    CHECK(run("root ::= \"a\"{2,3}", "aaaa") == 3);
+    CHECK(run("root ::= \"a\"{2}", "a") == -2);
+    CHECK(run("root ::= \"a\"{2,}", "aaaaaa") == -1);
+    CHECK(run("root ::= \"ab\"{2}", "abab") == -1); /* a literal repeats whole, as llama.cpp reads it */
+    CHECK(run("root ::= \"ab\"{2}", "abb") == 2);
+    CHECK(run("root ::= . \"!\"", "\xc3\xa9!") == -1);
+    CHECK(run("root ::= [\\u00e0-\\u00ff]", "\xc3\xa9") == -1);
+    CHECK(run("root ::= [\\u00e0-\\u00ff]", "\xc3\x80") == 1); /* U+00C0: the lead byte could still fit */
+    CHECK(run("root ::= [\\u00e0-\\u00ff]", "\xe2") == 0);     /* no 3-byte character is in range */
+    CHECK(run("root ::= [a-z] # comment\n  # more\n", "q") == -1);
+    CHECK(run("root ::= x\nx ::= \"1\" x | \"2\"", "1112") == -1); /* right recursion */
+    CHECK(run("root ::= \"\\x41\\u00e9\\n\\t\\\"\"", "A\xc3\xa9\n\t\"") == -1);
+    /* empty alternatives and nullable rules */
+    CHECK(run("root ::= a b\na ::= | \"x\"\nb ::= \"y\"", "y") == -1);
+    CHECK(run("root ::= a b\na ::= | \"x\"\nb ::= \"y\"", "xy") == -1);
+
+    /* JSON (the bundle's json.gbnf, as written there) */
+    CHECK(run(JSON, "{\"a\": [1, 2.5, -3e+7, true, null, {\"b\": \"\\u00e9\"}]}") == -1);
+    CHECK(run(JSON, "{\"a\": 01}") == 7);
+    CHECK(run(JSON, "{\"a\"") == -2);
+    CHECK(run(JSON, "[1]") == 0);
+
+    /* bad grammars */
+    CHECK(refuses("root ::= \"a\" | ", "") == false); /* an empty alternative is fine */
+    CHECK(refuses("root ::= b", "rule 'b' is used but never defined"));
+    CHECK(refuses("root ::= root \"a\" | \"b\"", "left-recursive"));
+    CHECK(refuses("root ::= a\na ::= b? root | \"z\"\nb ::= \"x\"", "left-recursive"));
+    CHECK(refuses("root ::= \"a", "unexpected end"));
+    CHECK(refuses("root ::= [a-", "unexpected end"));
+    CHECK(refuses("root := \"a\"", "expected '::='"));
+    CHECK(refuses("foo ::= \"a\"", "no start rule 'root'"));
+    CHECK(refuses("root ::= \"a\"\nroot ::= \"b\"", "defined twice"));
+    CHECK(refuses("root ::= \"a\"{3,1}", "below the minimum"));
+    CHECK(refuses("root ::= \"a\"{5000}", "repetitions"));
+    CHECK(refuses("root ::= x\nx ::= \"a\" x", "matches nothing"));
+    CHECK(refuses("root ::= \"\\q\"", "unknown escape"));
+    CHECK(refuses("root ::= *", "nothing before it"));
+    CHECK(refuses("", "empty"));
+    CHECK(refuses("root ::= \"\xff\"", "invalid UTF-8"));
+
+    /* distance: the fewest bytes that finish the match */
+    {
+        pl_gbnf g;
+        char err[200];
+        CHECK(pl_gbnf_parse("root ::= \"{\" ws \"\\\"k\\\":\" ws [0-9]+ ws \"}\"\nws ::= [ ]*", NULL, &g, err, sizeof err));
+        pl_gmatch *m = pl_gmatch_new(&g);
+        uint32_t s = pl_gmatch_start(m);
+        CHECK_EQ_U64(pl_gmatch_distance(m, s), 7); /* {"k":0} */
+        s = pl_gmatch_feed(m, s, (const uint8_t *)"{ \"k\":12", 8);
+        CHECK_EQ_U64(pl_gmatch_distance(m, s), 1);
+        CHECK(pl_gmatch_can_continue(m, s));
+        s = pl_gmatch_step(m, s, '}');
+        CHECK(pl_gmatch_accepting(m, s));
+        CHECK(!pl_gmatch_can_continue(m, s));
+        CHECK_EQ_U64(pl_gmatch_distance(m, s), 0);
+        pl_gmatch_free(m);
+        pl_gbnf_free(&g);
+    }
+    /* a partial UTF-8 character counts the bytes it still needs */
+    {
+        pl_gbnf g;
+        char err[200];
+        CHECK(pl_gbnf_parse("root ::= \"\\u20ac\" \"x\"", NULL, &g, err, sizeof err));
+        pl_gmatch *m = pl_gmatch_new(&g);
+        uint32_t s = pl_gmatch_start(m);
+        CHECK_EQ_U64(pl_gmatch_distance(m, s), 4);
+        s = pl_gmatch_step(m, s, 0xE2);
+        CHECK(s != PL_GM_DEAD);
+        CHECK_EQ_U64(pl_gmatch_distance(m, s), 3);
+        pl_gmatch_free(m);
+        pl_gbnf_free(&g);
+    }
+    /* compaction: the state means the same afterwards */
+    {
+        pl_gbnf g;
+        char err[200];
+        CHECK(pl_gbnf_parse(JSON, NULL, &g, err, sizeof err));
+        pl_gmatch *m = pl_gmatch_new(&g);
+        uint32_t s = pl_gmatch_start(m);
+        const char *a = "{\"a\": [1, {\"b\": [tr";
+        s = pl_gmatch_feed(m, s, (const uint8_t *)a, strlen(a));
+        CHECK(s != PL_GM_DEAD);
+        const uint32_t d = pl_gmatch_distance(m, s);
+        CHECK(pl_gmatch_compact(m, &s));
+        CHECK_EQ_U64(pl_gmatch_distance(m, s), d);
+        CHECK(pl_gmatch_feed(m, s, (const uint8_t *)"x", 1) == PL_GM_DEAD);
+        s = pl_gmatch_feed(m, s, (const uint8_t *)"ue]}]}", 6);
+        CHECK(pl_gmatch_accepting(m, s));
+        pl_gmatch_free(m);
+        pl_gbnf_free(&g);
+    }
+    /* deep nesting stays correct (each level a stack frame) */
+    {
+        char text[4096] = {0};
+        size_t k = 0;
+        for (int i = 0; i < 500; i++) text[k++] = '[';
+        for (int i = 0; i < 500; i++) text[k++] = ']';
+        char buf[4200];
+        snprintf(buf, sizeof buf, "{\"x\":%s}", text);
+        CHECK(run(JSON, buf) == -1);
+    }
+    TEST_DONE();
+}
