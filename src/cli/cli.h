@@ -34,6 +34,10 @@ int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* Report a failed library call with its last-error message; returns 1. */
 int cli_lib_error(const char *cmd, pocketllm_status st);
 
+/* A whole file ("-" = stdin, at most 64 MiB, no NUL bytes), NUL-terminated,
+ * malloc'd; *len its bytes (len may be NULL).  NULL with the reason printed. */
+char *cli_slurp(const char *cmd, const char *path, size_t *len);
+
 /* True when argv holds -h or --help. */
 bool cli_wants_help(int argc, char **argv);
 

@@ -198,3 +198,48 @@ void cli_print_escaped(void *file, const char *s, size_t n, size_t max) {
     }
     if (n > max) fputs("...", f);
 }
+
+#define MAX_INPUT (64u << 20)
+
+/* A whole file ("-" = stdin), NUL-terminated; NULL with a message printed. */
+char *cli_slurp(const char *cmd, const char *path, size_t *len) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        cli_error(cmd, "cannot open '%s'", path);
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) break;
+        if (n + 1 >= cap) {
+            if (cap >= MAX_INPUT) {
+                cli_error(cmd, "'%s' is larger than %u bytes", path, MAX_INPUT);
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+        if (k == 0) break;
+    }
+    if (f != stdin) fclose(f);
+    if (!buf) return NULL;
+    if (memchr(buf, '\0', n)) {
+        cli_error(cmd, "'%s' contains a NUL byte", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}

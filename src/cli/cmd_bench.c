@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_grammar.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -25,7 +26,8 @@ const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [-t N] [-r REPS]\n"
     "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--device D]\n"
     "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH |\n"
-    "                       --audio F) [--image-max-tokens N]] [--json] [--quiet]\n\n"
+    "                       --audio F) [--image-max-tokens N]] [--json-schema F | --grammar F]\n"
+    "                       [--json] [--quiet]\n\n"
     "Measure prompt processing (pp) and generation (tg) speed as llama.cpp's llama-bench does:\n"
     "pp = one prefill of N tokens into an empty cache; tg = N single-token decodes after a\n"
     "prefill of DEPTH tokens (untimed).  Tokens are synthetic ids (the same sequence\n"
@@ -78,6 +80,11 @@ const char cmd_bench_usage[] =
     "                      on every window; their medians in ms (JSON: an \"audio\" object with\n"
     "                      decode_ms, mel_ms, encode_ms, total_ms, *_runs_ms, n_tokens, windows,\n"
     "                      seconds)\n"
+    "  --json-schema F     instead: the cost of constrained decoding -- -n sampled steps after a\n"
+    "                      prompt of -p tokens, without and with the schema in F (the same seed),\n"
+    "                      their tok/s and ratio, and the time of a full vocabulary mask per\n"
+    "                      step (mean, median, p95, max in ms)\n"
+    "  --grammar F         the same with a GBNF grammar\n"
     "  --quiet             no progress on stderr\n";
 
 #define MIB (1024.0 * 1024.0)
@@ -186,6 +193,7 @@ typedef struct bench_cfg {
     const char *mmproj, *image;
     int64_t image_w, image_h, image_max_tokens;
     const char *audio; /* --audio: the audio encode instead */
+    const char *schema, *grammar; /* --json-schema / --grammar: the constrained decode instead */
 } bench_cfg;
 
 /* One timed run (see the header comment); pp / tg in tokens per second. */
@@ -471,6 +479,8 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) c->mmproj = v;
         else if (cli_opt(argc, argv, &i, "--image", &v, &err)) c->image = v;
         else if (cli_opt(argc, argv, &i, "--audio", &v, &err)) c->audio = v;
+        else if (cli_opt(argc, argv, &i, "--json-schema", &v, &err)) c->schema = v;
+        else if (cli_opt(argc, argv, &i, "--grammar", &v, &err)) c->grammar = v;
         else if (cli_opt(argc, argv, &i, "--image-max-tokens", &v, &err)) num = &c->image_max_tokens, lo = 8, hi = 16384;
         else if (cli_opt(argc, argv, &i, "--image-size", &v, &err)) {
             char tail;
@@ -492,6 +502,9 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         return cli_usage(cmd, "--image, --image-size, --image-max-tokens and --audio go with --mmproj");
     if (c->audio && c->image_max_tokens) return cli_usage(cmd, "--image-max-tokens goes with an image, not --audio");
     if (c->p == 0 && c->n == 0 && !c->mmproj) return cli_usage(cmd, "-p 0 and -n 0 leave nothing to measure");
+    if (c->schema && c->grammar) return cli_usage(cmd, "give one of --json-schema and --grammar");
+    if ((c->schema || c->grammar) && (c->mmproj || c->n < 1 || c->p < 1))
+        return cli_usage(cmd, "--json-schema / --grammar measure a decode: they need -p and -n of 1 or more, and no --mmproj");
     const int64_t n_ctx = c->p > c->d + c->n ? c->p : c->d + c->n;
     if (n_ctx > (1 << 20)) return cli_usage(cmd, "a context of %lld positions is too large", (long long)n_ctx);
     return 0;
@@ -505,7 +518,7 @@ int cmd_bench(int argc, char **argv) {
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &c, &model_path, &synth, &dev, &json, &quiet);
     if (rc) return rc;
-    const int64_t n_ctx = c.p > c.d + c.n ? c.p : c.d + c.n;
+    const int64_t n_ctx = c.schema || c.grammar ? c.p + c.n : c.p > c.d + c.n ? c.p : c.d + c.n;
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = c.threads;
     if ((rc = cli_device_params(cmd, &dev, &mp))) return rc;
@@ -590,6 +603,10 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
     bench_ids(ids, n_ctx + 64, n_vocab, 1);
+    if (c.schema || c.grammar) {
+        rc = bench_grammar(cmd, m, s, c.schema, c.grammar, c.p, c.n, c.reps, json);
+        goto done;
+    }
 
     /* warmup: weights paged in, threads started */
     const int64_t w = c.p < 32 ? (c.p ? c.p : 1) : 32, n_warm = n_ctx - w < 2 ? n_ctx - w : 2;

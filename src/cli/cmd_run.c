@@ -31,6 +31,7 @@ typedef struct run_opts {
     bool is_audio[MAX_IMAGES];
     int n_images, n_audio;
     int64_t image_min_tokens, image_max_tokens;
+    const char *grammar_file, *schema_file; /* constrained decoding */
 } run_opts;
 
 static int parse(int argc, char **argv, run_opts *o) {
@@ -106,6 +107,12 @@ static int parse(int argc, char **argv, run_opts *o) {
             if (err) break;
             if (!cli_parse_i64(v, 1, 1 << 20, &n)) return cli_usage("run", "--image-max-tokens wants a count 1..1048576, not '%s'", v);
             o->image_max_tokens = n;
+        } else if (cli_opt(argc, argv, &i, "--grammar", &v, &err)) {
+            if (err) break;
+            o->grammar_file = v;
+        } else if (cli_opt(argc, argv, &i, "--json-schema", &v, &err)) {
+            if (err) break;
+            o->schema_file = v;
         } else if (!strcmp(argv[i], "--print-ids")) {
             o->print_ids = true;
         } else if (!strcmp(argv[i], "--timings")) {
@@ -115,6 +122,7 @@ static int parse(int argc, char **argv, run_opts *o) {
         }
     }
     if (err) return cli_usage("run", "an option %s", err);
+    if (o->grammar_file && o->schema_file) return cli_usage("run", "--grammar and --json-schema are one constraint each: give one");
     if (o->n_audio && !o->mmproj) return cli_usage("run", "--audio needs the audio tower: --mmproj FILE");
     if (o->n_images && !o->mmproj) return cli_usage("run", "--image needs the vision tower: --mmproj FILE");
     if (o->n_audio && !o->common.prompt) return cli_usage("run", "--audio needs --prompt (not --ids)");
@@ -208,6 +216,20 @@ static pocketllm_status emit(pocketllm_detokenizer *d, int32_t id) {
     return st;
 }
 
+/* The --grammar or --json-schema constraint, read from its file; an exit
+ * code (the reason printed) on failure. */
+static int open_grammar(const run_opts *o, const pocketllm_model *model, pocketllm_grammar **out) {
+    const char *path = o->grammar_file ? o->grammar_file : o->schema_file;
+    size_t len = 0;
+    char *text = cli_slurp("run", path, &len);
+    if (!text) return CLI_FAIL;
+    pocketllm_status st = o->grammar_file ? pocketllm_grammar_new(model, text, "root", out)
+                                          : pocketllm_grammar_from_json_schema(model, text, len, out);
+    free(text);
+    if (st) return cli_error("run", "%s: %s", path, pocketllm_last_error());
+    return CLI_OK;
+}
+
 int cmd_run(int argc, char **argv) {
     run_opts o;
     memset(&o, 0, sizeof o);
@@ -221,6 +243,7 @@ int cmd_run(int argc, char **argv) {
     if ((rc = run_common_open(&o.common, &rs, "run"))) return rc;
     pocketllm_sampler *smp = NULL;
     pocketllm_detokenizer *detok = NULL;
+    pocketllm_grammar *grammar = NULL;
     int32_t *gen = malloc((size_t)o.n_predict * sizeof *gen);
     size_t n_gen = 0;
     pocketllm_status st = gen ? POCKETLLM_OK : POCKETLLM_ERR_NO_MEMORY;
@@ -230,6 +253,7 @@ int cmd_run(int argc, char **argv) {
         rc = cli_lib_error("run", st);
         goto done;
     }
+    if ((o.grammar_file || o.schema_file) && (rc = open_grammar(&o, rs.model, &grammar))) goto done;
     double t0 = cli_now();
     /* with the tower, markers in a prompt always mean images (as in libmtmd) */
     const bool media = o.mmproj && o.common.prompt;
@@ -251,7 +275,10 @@ int cmd_run(int argc, char **argv) {
     bool context_full = false;
     for (;;) {
         int32_t id;
-        if ((st = pocketllm_sampler_sample(smp, pocketllm_session_logits(rs.session, -1), n_vocab, &id))) {
+        const int32_t budget = grammar ? (int32_t)(o.n_predict - (int64_t)n_gen) : -1;
+        if ((st = pocketllm_sampler_sample_grammar(smp, grammar, pocketllm_session_logits(rs.session, -1), n_vocab,
+                                                   budget, &id)) ||
+            (grammar && (st = pocketllm_grammar_accept(grammar, id)))) {
             rc = cli_lib_error("run", st);
             goto done;
         }
@@ -262,6 +289,7 @@ int cmd_run(int argc, char **argv) {
             goto done;
         }
         if (eog || n_gen == (size_t)o.n_predict) break;
+        if (grammar && pocketllm_grammar_done(grammar)) break; /* a whole match that nothing can extend */
         if (pocketllm_session_n_past(rs.session) >= pocketllm_session_n_ctx(rs.session)) {
             context_full = true;
             break;
@@ -295,6 +323,7 @@ int cmd_run(int argc, char **argv) {
     rc = CLI_OK;
 done:
     media_free(&mr);
+    pocketllm_grammar_free(grammar);
     free(gen);
     pocketllm_detokenizer_free(detok);
     pocketllm_sampler_free(smp);

@@ -15,50 +15,7 @@
 #include "commands.h"
 
 #define CMD "template"
-#define MAX_INPUT (64u << 20)
 
-/* A whole file ("-" = stdin), NUL-terminated; NULL with a message printed. */
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        cli_error(CMD, "cannot open '%s'", path);
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) break;
-        if (n + 1 >= cap) {
-            if (cap >= MAX_INPUT) {
-                cli_error(CMD, "'%s' is larger than %u bytes", path, MAX_INPUT);
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t k = fread(buf + n, 1, cap - n - 1, f);
-        n += k;
-        if (k == 0) break;
-    }
-    if (f != stdin) fclose(f);
-    if (!buf) return NULL;
-    if (memchr(buf, '\0', n)) {
-        cli_error(CMD, "'%s' contains a NUL byte", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    if (len) *len = n;
-    return buf;
-}
 
 /* The text of string metadata, or NULL. */
 static const char *gguf_str(const pocketllm_gguf *g, const char *key) {
@@ -99,7 +56,7 @@ static bool parse_now(const char *s, int64_t *out) {
 
 static int print_split(const pocketllm_chat_template *t, const char *prompt, const char *path) {
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = cli_slurp(CMD, path, &len);
     if (!text) return CLI_FAIL;
     pocketllm_chat_split sp;
     pocketllm_status st = pocketllm_chat_split_reasoning(t, prompt, text, len, &sp);
@@ -187,7 +144,7 @@ int cmd_template(int argc, char **argv) {
             goto done;
         }
     } else {
-        source = slurp(file, &source_len);
+        source = cli_slurp(CMD, file, &source_len);
         if (!source) goto done;
     }
     opt.bos_token = bos ? bos : model_bos;
@@ -202,9 +159,9 @@ int cmd_template(int argc, char **argv) {
         goto done;
     }
     if (messages) {
-        if (!(msg_json = slurp(messages, NULL))) goto done;
-        if (tools && !(tools_json = slurp(tools, NULL))) goto done;
-        if (vars && !(vars_json = slurp(vars, NULL))) goto done;
+        if (!(msg_json = cli_slurp(CMD, messages, NULL))) goto done;
+        if (tools && !(tools_json = cli_slurp(CMD, tools, NULL))) goto done;
+        if (vars && !(vars_json = cli_slurp(CMD, vars, NULL))) goto done;
         opt.tools_json = tools_json;
         opt.extra_json = vars_json;
         size_t len;

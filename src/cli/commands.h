@@ -149,6 +149,13 @@ extern const char cmd_bench_usage[];
     "  --frequency-penalty F  subtract F per occurrence of a recent token\n"                             \
     "  --repeat-last-n N      how many recent tokens the penalties see (default 64; -1 = all)\n"         \
     "  --seed S               seed of the sampler (default: from the clock); same seed, same text\n"     \
+    "  --grammar FILE         constrain the text to a GBNF grammar (llama.cpp's dialect, start\n"      \
+    "                         rule root): only tokens that keep it a prefix of a match are drawn,\n"  \
+    "                         and generation ends once it is a whole match that cannot go on\n"      \
+    "  --json-schema FILE     constrain the text to JSON valid against the schema in FILE (a\n"      \
+    "                         keyword the compiler cannot honour is refused by name); '{}' = any\n" \
+    "                         JSON value.  With either, -n is a budget the text is completed in\n"   \
+    "                         when it can be (a token is taken only if the rest still fits)\n"       \
     "  -t N, --threads N      threads (default: the physical cores)\n"                                    \
     "  --ctx N, -c N          context positions (default: the model's, at most 4096)\n"                  \
     "  --batch N, -b N        most tokens per forward pass of the prefill (default 512)\n"               \
