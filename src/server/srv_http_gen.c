@@ -58,6 +58,7 @@ typedef struct stream {
     srv_buf out;            /* SSE bytes not yet handed to the library */
     size_t out_at;
     srv_think *think;       /* per choice (chat) */
+    pocketllm_tool_parser **tools; /* per choice, when tools are offered: content -> calls */
     bool *role_sent, *finish_sent;
     uint64_t *text_off;     /* per choice: bytes of text sent (completions' logprobs) */
     bool ended;
@@ -75,18 +76,67 @@ static void sse_data(stream *st, char *json) {
     free(json);
 }
 
+/* A tool parser's event as a chunk of choice i. */
+typedef struct tool_ctx {
+    stream *st;
+    size_t i;
+} tool_ctx;
+
+static void tool_event(void *user, const pocketllm_tool_event *ev) {
+    tool_ctx *tc = user;
+    stream *st = tc->st;
+    srv_chunk ch = {.index = tc->i, .call = -1, .role = !st->role_sent[tc->i]};
+    if (ev->kind == POCKETLLM_TOOL_CONTENT) {
+        ch.content = ev->text, ch.content_len = ev->len;
+    } else if (ev->kind == POCKETLLM_TOOL_CALL_START) {
+        ch.call = ev->index, ch.call_id = ev->id, ch.call_name = ev->name, ch.args = "", ch.args_len = 0;
+    } else {
+        if (!ev->len) return;
+        ch.call = ev->index, ch.args = ev->text, ch.args_len = ev->len;
+    }
+    if (ch.role && ev->kind != POCKETLLM_TOOL_CONTENT) ch.content = NULL; /* the role's chunk: content null */
+    sse_data(st, srv_json_chunk(&st->rp, &ch));
+    st->role_sent[tc->i] = true;
+}
+
 /* The chunks of choice i for what the last poll brought. */
 static void format_choice(stream *st, size_t i) {
     srv_choice_update *c = &st->u.c[i];
     const srv_request *r = st->rp.r;
     const bool finishing = c->finished && !st->finish_sent[i];
     srv_buf rs = {0}, cs = {0};
-    srv_chunk ch = {.index = i, .lp = c->lp, .n_lp = c->n_lp, .text_offset = st->text_off[i]};
+    srv_chunk ch = {.index = i, .lp = c->lp, .n_lp = c->n_lp, .text_offset = st->text_off[i], .call = -1};
+    const char *finish = c->finish ? c->finish : "stop";
     if (r->kind == SRV_CHAT) {
         srv_think_push(&st->think[i], c->text.p ? c->text.p : "", c->text.n, finishing, &rs, &cs);
         ch.reasoning = rs.p, ch.reasoning_len = rs.n;
         ch.content = cs.p ? cs.p : "", ch.content_len = cs.n;
         ch.role = !st->role_sent[i];
+        if (st->tools && st->tools[i]) {
+            /* the content goes through the tool parser: its events become
+             * content and tool-call chunks (the reasoning and log-probs
+             * still go in this chunk) */
+            tool_ctx tc = {st, i};
+            if (ch.role || ch.reasoning_len || ch.n_lp) {
+                srv_chunk head = ch;
+                head.content = "", head.content_len = 0;
+                sse_data(st, srv_json_chunk(&st->rp, &head));
+                st->role_sent[i] = true;
+            }
+            pocketllm_tool_parser_feed(st->tools[i], cs.p ? cs.p : "", cs.n, tool_event, &tc);
+            if (finishing) {
+                if (!pocketllm_tool_parser_finish(st->tools[i], tool_event, &tc)) {
+                    /* a botched call: what no event carried goes as text */
+                    size_t n = 0;
+                    const char *rest = pocketllm_tool_parser_unsent(st->tools[i], &n);
+                    if (n) tool_event(&tc, &(pocketllm_tool_event){.kind = POCKETLLM_TOOL_CONTENT, .text = rest, .len = n});
+                    if (!strcmp(finish, "tool_calls")) finish = "stop";
+                } else if (pocketllm_tool_parser_n_calls(st->tools[i]) > 0 && strcmp(finish, "length")) {
+                    finish = "tool_calls";
+                }
+            }
+            ch.role = false, ch.reasoning_len = 0, ch.content_len = 0, ch.n_lp = 0;
+        }
     } else if (r->echo && !st->role_sent[i]) {
         /* echo: the prompt comes first, in the first chunk */
         const srv_prompt *p = &r->prompts[i / r->n];
@@ -103,7 +153,7 @@ static void format_choice(stream *st, size_t i) {
     }
     st->text_off[i] += c->text.n;
     if (finishing) {
-        srv_chunk fin = {.index = i, .content = "", .finish = c->finish ? c->finish : "stop"};
+        srv_chunk fin = {.index = i, .content = "", .finish = finish, .call = -1};
         sse_data(st, srv_json_chunk(&st->rp, &fin));
         st->finish_sent[i] = true;
     }
@@ -167,6 +217,8 @@ static void stream_free(void *cls) {
     srv_sched_release(st->h->s, st->t);
     for (size_t i = 0; st->think && i < st->u.n_choices; i++) srv_think_free(&st->think[i]);
     free(st->think);
+    for (size_t i = 0; st->tools && i < st->u.n_choices; i++) pocketllm_tool_parser_free(st->tools[i]);
+    free(st->tools);
     free(st->role_sent);
     free(st->finish_sent);
     free(st->text_off);
@@ -198,6 +250,13 @@ static enum MHD_Result streamed(srv_http *h, struct MHD_Connection *conn, srv_ta
         return MHD_NO;
     }
     for (size_t i = 0; i < n; i++) srv_think_init(&st->think[i], h->m->tmpl, r->prompts[i / r->n].text);
+    if (r->kind == SRV_CHAT && r->tool_choice != SRV_TOOL_CHOICE_NONE && r->tools_json) {
+        st->tools = calloc(n, sizeof *st->tools);
+        for (size_t i = 0; st->tools && i < n; i++)
+            if (pocketllm_tool_parser_new(h->m->tmpl, r->tools_json, strlen(r->tools_json),
+                                          srv_reply_call_seed(&st->rp, i), &st->tools[i]))
+                break;
+    }
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, st, stream_free);
     if (!resp) {
         stream_free(st);

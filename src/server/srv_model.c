@@ -127,6 +127,7 @@ pocketllm_status srv_model_open(const srv_model_params *p, srv_model *m, char **
     if (!st && source && (st = pocketllm_chat_template_new(source, source_len, &m->tmpl)))
         *err = fmt_err("the chat template cannot be used: %s", pocketllm_last_error());
     free(source);
+    pocketllm_chat_template_caps(m->tmpl, &m->caps);
     if (!st) {
         m->id = p->name ? strdup(p->name) : default_name(p->path);
         struct stat sb;

@@ -15,6 +15,7 @@
 typedef struct srv_model {
     pocketllm_model *model;
     pocketllm_chat_template *tmpl; /* NULL: the model has no chat template */
+    pocketllm_chat_caps caps;      /* what the template says: think blocks, the tool-call format */
     char *bos_text, *eos_text;     /* the BOS/EOS tokens' text, NULL when none */
     char *id;                      /* the model's name in the API */
     int64_t created;               /* the file's modification time */

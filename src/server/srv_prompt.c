@@ -183,7 +183,22 @@ static bool normalise_message(pctx *c, const cJSON *msg, size_t i, cJSON *arr) {
             if (!cJSON_IsArray(k)) return srv_fail(c->e, 400, sub, "'%s' must be an array", sub);
             cJSON *d = cJSON_Duplicate(k, 1);
             if (!d) return srv_fail(c->e, 500, NULL, "out of memory");
+            /* OpenAI sends function.arguments as JSON text; the templates
+             * write it with `| tojson` (or test `is string`), so they get
+             * the object, as llama-server gives it to them */
+            for (cJSON *call = d->child; call; call = call->next) {
+                cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
+                cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+                if (!cJSON_IsString(args)) continue;
+                cJSON *obj = cJSON_Parse(args->valuestring);
+                if (cJSON_IsObject(obj)) cJSON_ReplaceItemInObjectCaseSensitive(fn, "arguments", obj);
+                else cJSON_Delete(obj);
+            }
             cJSON_AddItemToObject(out, "tool_calls", d);
+            /* a call's message has content null; the templates test it
+             * with `in` and `+`, which need a string (llama-server: "") */
+            cJSON *content = cJSON_GetObjectItemCaseSensitive(out, "content");
+            if (cJSON_IsNull(content)) cJSON_ReplaceItemInObjectCaseSensitive(out, "content", cJSON_CreateString(""));
         } else if (!strcmp(key, "refusal")) {
             return srv_fail(c->e, 400, sub, "'%s' must be null", sub);
         } else {
@@ -366,6 +381,7 @@ bool srv_build_chat_prompt(pctx *c) {
     o.bos_token = c->m->bos_text;
     o.eos_token = c->m->eos_text;
     o.extra_json = vars;
+    o.tools_json = c->r->tools_json; /* NULL unless tools are offered (tool_choice none: not shown) */
     char *text = NULL;
     size_t len = 0;
     pocketllm_status st = pocketllm_chat_render_json(c->m->tmpl, json, &o, &text, &len);

@@ -262,32 +262,6 @@ static bool f_store(pctx *c, const cJSON *v, const char *name) {
     return true;
 }
 
-static bool f_response_format(pctx *c, const cJSON *v, const char *name) {
-    const cJSON *t = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "type") : NULL;
-    if (!cJSON_IsString(t)) return srv_fail(c->e, 400, name, "'response_format' must be an object with a 'type'");
-    if (strcmp(t->valuestring, "text") != 0)
-        return srv_fail(c->e, 400, name, "'response_format' type '%.40s' is not supported (only 'text'): output is not "
-                        "constrained to JSON", t->valuestring);
-    for (const cJSON *k = v->child; k; k = k->next)
-        if (strcmp(k->string, "type") != 0) return srv_fail(c->e, 400, name, "unknown field 'response_format.%.40s'", k->string);
-    return true;
-}
-
-static bool f_tools(pctx *c, const cJSON *v, const char *name) {
-    if (cJSON_IsArray(v) && !v->child) return true; /* no tools */
-    return srv_fail(c->e, 400, name, "'%s' is not supported: this server does not parse tool calls", name);
-}
-
-static bool f_tool_choice(pctx *c, const cJSON *v, const char *name) {
-    if (cJSON_IsString(v) && (strcmp(v->valuestring, "none") == 0 || strcmp(v->valuestring, "auto") == 0)) return true;
-    return srv_fail(c->e, 400, name, "'%s' other than \"none\" or \"auto\" is not supported: no tool calls", name);
-}
-
-static bool f_parallel_tool_calls(pctx *c, const cJSON *v, const char *name) {
-    bool b = false; /* with no tools there is nothing for it to change */
-    return srv_want_bool(c, v, name, &b);
-}
-
 static bool f_service_tier(pctx *c, const cJSON *v, const char *name) {
     if (cJSON_IsString(v) && (strcmp(v->valuestring, "auto") == 0 || strcmp(v->valuestring, "default") == 0)) return true;
     return srv_fail(c->e, 400, name, "'service_tier' may only be \"auto\" or \"default\"");
@@ -364,12 +338,14 @@ static const struct field {
     {"best_of", COMPL, f_best_of},
     {"suffix", COMPL, f_suffix},
     {"store", CHAT, f_store},
-    {"response_format", CHAT, f_response_format},
-    {"tools", CHAT, f_tools},
-    {"functions", CHAT, f_tools},
-    {"tool_choice", CHAT, f_tool_choice},
-    {"function_call", CHAT, f_tool_choice},
-    {"parallel_tool_calls", CHAT, f_parallel_tool_calls},
+    {"response_format", CHAT, srv_field_response_format},
+    {"grammar", BOTH, srv_field_grammar},
+    {"json_schema", BOTH, srv_field_json_schema},
+    {"tools", CHAT, srv_field_tools},
+    {"functions", CHAT, f_refused},
+    {"tool_choice", CHAT, srv_field_tool_choice},
+    {"function_call", CHAT, f_refused},
+    {"parallel_tool_calls", CHAT, srv_field_parallel_tool_calls},
     {"service_tier", BOTH, f_service_tier},
     {"modalities", CHAT, f_modalities},
     {"chat_template_kwargs", CHAT, f_chat_template_kwargs},
@@ -401,6 +377,8 @@ void srv_request_free(srv_request *r) {
         free(r->prompts[i].media);
     }
     free(r->prompts);
+    pocketllm_grammar_free(r->grammar);
+    free(r->tools_json);
     if (r->asr) {
         pocketllm_audio_free(r->asr->audio);
         free(r->asr->context);
@@ -456,7 +434,7 @@ bool srv_request_parse(const srv_model *m, srv_kind kind, const char *body, size
     r->sp.min_p = 0.0f;
     r->sp.penalty_last_n = -1;
     pctx c = {.m = m, .kind = kind, .r = r, .e = e, .max_tokens = -1, .max_completion_tokens = -1,
-              .logprobs_n = -1, .top_logprobs = -1, .best_of = -1, .enable_thinking = -1};
+              .logprobs_n = -1, .top_logprobs = -1, .best_of = -1, .enable_thinking = -1, .parallel_tool_calls = -1};
 
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
@@ -485,9 +463,12 @@ bool srv_request_parse(const srv_model *m, srv_kind kind, const char *body, size
             }
         }
         ok = ok && cross_checks(&c);
+        ok = ok && srv_build_constraint(&c);
         ok = ok && (kind == SRV_CHAT ? srv_build_chat_prompt(&c) : srv_build_completion_prompts(&c));
         ok = ok && srv_context_checks(&c);
+        ok = ok && srv_finish_constraint(&c);
     }
+    free(c.gbnf);
     cJSON_Delete(c.template_vars);
     for (size_t k = 0; k < c.n_images; k++) pocketllm_image_free(c.images[k]);
     for (size_t k = 0; k < c.n_audios; k++) pocketllm_audio_free(c.audios[k]);

@@ -85,7 +85,16 @@ typedef struct srv_request {
     size_t n_bias;
     srv_prompt *prompts;
     size_t n_prompts;
+    /* the shape of the reply (srv_constrain.c): the grammar every choice
+     * starts from -- response_format, llama.cpp's grammar / json_schema
+     * fields, or the tool calls tool_choice demands -- NULL for none */
+    pocketllm_grammar *grammar;
+    char *tools_json;              /* the tools offered (JSON array text), NULL for none */
+    int tool_choice;               /* SRV_TOOL_CHOICE_* */
+    bool parallel_tool_calls;
 } srv_request;
+
+enum { SRV_TOOL_CHOICE_NONE, SRV_TOOL_CHOICE_AUTO, SRV_TOOL_CHOICE_REQUIRED, SRV_TOOL_CHOICE_NAMED };
 
 typedef struct srv_limits {
     uint32_t n_ctx;                /* positions one sequence may fill */

@@ -220,9 +220,59 @@ static cJSON *envelope(const srv_reply *rp, const char *object, bool *ok) {
     return root;
 }
 
+uint64_t srv_reply_call_seed(const srv_reply *rp, size_t i) {
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = rp->id; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h ^ (i * 0x9e3779b97f4a7c15ull);
+}
+
+/* The tool calls in the content, when tools were offered: message gets
+ * tool_calls (content null when nothing else was said) and *finish
+ * "tool_calls"; a botched call leaves the whole content as text and
+ * finish_reason "stop".  False when there were no calls: the caller
+ * writes the content as it is. */
+static bool chat_tool_calls(const srv_reply *rp, size_t i, const char *content, size_t len, cJSON *msg,
+                            const char **finish, bool *ok) {
+    const srv_request *r = rp->r;
+    if (r->tool_choice == SRV_TOOL_CHOICE_NONE || !r->tools_json) return false;
+    pocketllm_tool_parser *tp = NULL;
+    if (pocketllm_tool_parser_new(rp->m->tmpl, r->tools_json, strlen(r->tools_json), srv_reply_call_seed(rp, i), &tp)) {
+        *ok = false;
+        return false;
+    }
+    pocketllm_tool_parser_feed(tp, content, len, NULL, NULL);
+    const bool parsed = pocketllm_tool_parser_finish(tp, NULL, NULL);
+    const int n = pocketllm_tool_parser_n_calls(tp);
+    if (!parsed || n == 0) {
+        if (!parsed && *finish && !strcmp(*finish, "tool_calls")) *finish = "stop";
+        pocketllm_tool_parser_free(tp);
+        return false;
+    }
+    const char *rest = pocketllm_tool_parser_content(tp);
+    add(msg, "content", rest ? text_item(rest, strlen(rest)) : cJSON_CreateNull(), ok);
+    cJSON *calls = cJSON_CreateArray();
+    for (int k = 0; calls && k < n; k++) {
+        const char *name, *id, *args;
+        pocketllm_tool_parser_call(tp, k, &name, &id, &args);
+        cJSON *c = cJSON_CreateObject(), *fn = cJSON_CreateObject();
+        add(c, "id", cJSON_CreateString(id), ok);
+        add(c, "type", cJSON_CreateString("function"), ok);
+        add(fn, "name", cJSON_CreateString(name), ok);
+        add(fn, "arguments", text_item(args, strlen(args)), ok);
+        add(c, "function", fn, ok);
+        if (c) cJSON_AddItemToArray(calls, c);
+    }
+    add(msg, "tool_calls", calls, ok);
+    pocketllm_tool_parser_free(tp);
+    if (!*finish || strcmp(*finish, "length")) *finish = "tool_calls";
+    return true;
+}
+
 /* The assistant message of a chat choice: content, and reasoning_content
- * when the template's split finds a think block. */
-static cJSON *chat_message(const srv_reply *rp, const srv_prompt *prompt, const srv_buf *text, bool *ok) {
+ * when the template's split finds a think block; tool calls when tools
+ * were offered and the model made some. */
+static cJSON *chat_message(const srv_reply *rp, size_t i, const srv_prompt *prompt, const srv_buf *text,
+                           const char **finish, bool *ok) {
     cJSON *msg = cJSON_CreateObject();
     add(msg, "role", cJSON_CreateString("assistant"), ok);
     pocketllm_chat_split sp;
@@ -230,7 +280,8 @@ static cJSON *chat_message(const srv_reply *rp, const srv_prompt *prompt, const 
         *ok = false;
         return msg;
     }
-    add(msg, "content", text_item(sp.content, sp.content_len), ok);
+    if (!chat_tool_calls(rp, i, sp.content, sp.content_len, msg, finish, ok))
+        add(msg, "content", text_item(sp.content, sp.content_len), ok);
     if (sp.has_reasoning) add(msg, "reasoning_content", text_item(sp.reasoning, sp.reasoning_len), ok);
     pocketllm_chat_split_free(&sp);
     return msg;
@@ -246,9 +297,10 @@ char *srv_json_final(const srv_reply *rp, const srv_update *u) {
         const srv_choice_update *c = &u->c[i];
         const srv_prompt *prompt = &r->prompts[i / r->n];
         cJSON *ch = cJSON_CreateObject();
+        const char *finish = c->finish ? c->finish : "stop";
         add(ch, "index", cJSON_CreateNumber((double)i), &ok);
         if (chat) {
-            add(ch, "message", chat_message(rp, prompt, &c->text, &ok), &ok);
+            add(ch, "message", chat_message(rp, i, prompt, &c->text, &finish, &ok), &ok);
         } else if (r->echo) {
             srv_buf b = {0};
             srv_buf_add(&b, prompt->text, prompt->text_len);
@@ -262,7 +314,7 @@ char *srv_json_final(const srv_reply *rp, const srv_update *u) {
             add(ch, "logprobs", chat ? chat_logprobs(rp, c->lp, c->n_lp) : text_logprobs(rp, c->lp, c->n_lp, 0), &ok);
         else
             add(ch, "logprobs", cJSON_CreateNull(), &ok);
-        add(ch, "finish_reason", cJSON_CreateString(c->finish ? c->finish : "stop"), &ok);
+        add(ch, "finish_reason", cJSON_CreateString(finish), &ok);
         if (ch) cJSON_AddItemToArray(choices, ch);
         else ok = false;
     }
@@ -287,6 +339,20 @@ char *srv_json_chunk(const srv_reply *rp, const srv_chunk *c) {
         if (c->role) add(delta, "role", cJSON_CreateString("assistant"), &ok);
         if (c->role || c->content_len) add(delta, "content", text_item(c->content, c->content_len), &ok);
         if (c->reasoning_len) add(delta, "reasoning_content", text_item(c->reasoning, c->reasoning_len), &ok);
+        if (c->call >= 0 && (c->call_name || c->args_len)) {
+            cJSON *calls = cJSON_CreateArray(), *tc = cJSON_CreateObject(), *fn = cJSON_CreateObject();
+            add(tc, "index", cJSON_CreateNumber(c->call), &ok);
+            if (c->call_name) {
+                add(tc, "id", cJSON_CreateString(c->call_id ? c->call_id : ""), &ok);
+                add(tc, "type", cJSON_CreateString("function"), &ok);
+                add(fn, "name", cJSON_CreateString(c->call_name), &ok);
+            }
+            add(fn, "arguments", text_item(c->args, c->args_len), &ok);
+            add(tc, "function", fn, &ok);
+            if (calls && tc) cJSON_AddItemToArray(calls, tc);
+            else cJSON_Delete(tc), ok = false;
+            add(delta, "tool_calls", calls, &ok);
+        }
         add(ch, "delta", delta, &ok);
     } else {
         add(ch, "text", text_item(c->content, c->content_len), &ok);

@@ -46,8 +46,17 @@ typedef struct srv_chunk {
     uint64_t text_offset;
     const char *finish;
     bool role;
+    /* a tool-call delta (chat): call >= 0 is its index; a call's first
+     * delta has its id and name (arguments ""), later ones only argument
+     * fragments */
+    int call;
+    const char *call_id, *call_name;
+    const char *args;
+    size_t args_len;
 } srv_chunk;
 char *srv_json_chunk(const srv_reply *rp, const srv_chunk *c);
+/* The seed of the tool-call ids of choice i of a reply. */
+uint64_t srv_reply_call_seed(const srv_reply *rp, size_t i);
 /* The last chunk of stream_options.include_usage: no choices, the usage. */
 char *srv_json_usage_chunk(const srv_reply *rp, const srv_update *u);
 

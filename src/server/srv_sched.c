@@ -69,6 +69,7 @@ typedef struct job {
     pocketllm_transcript *transcript; /* a transcription's result, until delivered */
     uint32_t slot;
     pocketllm_sampler *smp;
+    pocketllm_grammar *grammar;  /* this choice's copy of the request's constraint, NULL: none */
     pocketllm_detokenizer *detok;
     srv_stop stop;
     size_t n_fed;            /* prompt tokens evaluated */
@@ -178,6 +179,7 @@ static void task_maybe_free(srv_task *t) {
 
 static void job_free(srv_sched *s, job *j) {
     pocketllm_sampler_free(j->smp);
+    pocketllm_grammar_free(j->grammar);
     pocketllm_detokenizer_free(j->detok);
     pocketllm_transcript_free(j->transcript);
     srv_stop_free(&j->stop);
@@ -230,6 +232,7 @@ static bool job_start(srv_sched *s, job *j, uint32_t slot) {
     const uint64_t k = j->choice % r->n;
     sp.seed = r->seed_given ? r->sp.seed + k : splitmix(&s->seed_state);
     if (pocketllm_sampler_new(&sp, &j->smp) || pocketllm_detokenizer_new(s->m->model, 0, &j->detok)) return false;
+    if (r->grammar && pocketllm_grammar_clone(r->grammar, &j->grammar)) return false;
     srv_stop_init(&j->stop, r->stop, r->n_stop);
     j->slot = slot;
     const int64_t room = (int64_t)s->m->n_ctx - (int64_t)j->prompt->n;
@@ -292,7 +295,12 @@ static void job_sample(srv_sched *s, job *j, const float *logits) {
         logits = s->biased;
     }
     int32_t id;
-    if (pocketllm_sampler_sample(j->smp, logits, n_vocab, &id)) {
+    /* under a constraint the budget is the tokens this choice may still
+     * make, so the reply is completed within them when it can be */
+    const int32_t budget = j->grammar ? (int32_t)(j->max_gen - (int64_t)j->n_gen) : -1;
+    if (pocketllm_sampler_sample_grammar(j->smp, j->grammar, logits, n_vocab, budget, &id) ||
+        (j->grammar && pocketllm_grammar_accept(j->grammar, id))) {
+        snprintf(j->err, sizeof j->err, "%s", pocketllm_last_error());
         j->failed = true;
         return;
     }
@@ -320,6 +328,14 @@ static void job_sample(srv_sched *s, job *j, const float *logits) {
         return;
     }
     if (j->stop.matched) {
+        stage_finish(j, "stop");
+        return;
+    }
+    if (j->grammar && pocketllm_grammar_done(j->grammar)) {
+        /* a whole match nothing can extend: the end-of-generation token is
+         * the only one left, so end here without spending a pass on it
+         * (also when this was the last token the budget allowed) */
+        flush_text(j);
         stage_finish(j, "stop");
         return;
     }
