@@ -18,6 +18,7 @@ PACKAGES=(
   python3                        # test scripts (JSON checks)
   python3-jinja2                 # the reference renderer of the chat-template tests (tests only)
   python3-prometheus-client      # the Prometheus text-format parser the /metrics test reads the page with (tests only)
+  python3-jsonschema             # the validator of the structured-output tests (tests only)
   unicode-data                   # Unicode Character Database: the tokenizer's tables are generated from it at build time
   glslc libvulkan-dev            # the Vulkan backend's build: GLSL -> SPIR-V compiler, Vulkan headers
   libvulkan1 mesa-vulkan-drivers # the Vulkan tests: the loader and Mesa's lavapipe (a Vulkan device on the CPU)

@@ -1,0 +1,42 @@
+# test_serve_tools.sh -- tool calling through the official `openai` npm
+# client (serve_tools_client.js) on four servers of one random-weight Qwen3
+# (tiny, the real Qwen2 vocabulary), each with another real template of the
+# llama.cpp bundle: Qwen3 (Hermes-style <tool_call> JSON), Llama 3.2 (JSON
+# reply), Qwen3-Coder (XML <function=...><parameter=...>), QwQ (Hermes calls
+# after the think block its prompt opens); and one whose template takes no
+# tools (Gemma 2).
+. "$(dirname "$0")/serve_lib.sh"
+serve_bundle
+NODE_MODULES=$(bash "$PL_SRC/scripts/install-test-npm.sh" 2>"$PL_TMP/npm.err") || {
+    echo "FAIL: the openai npm client could not be installed: $(tail -3 "$PL_TMP/npm.err")" >&2
+    exit 1
+}
+serve_model "$PL_TMP/m.gguf" --shape tiny --type f16 --seed 11
+T=$(dirname "$QWEN3_TEMPLATE")
+SERVERS="["
+i=0
+for spec in "qwen3:Qwen-Qwen3-0.6B.jinja:true:false" "llama3:meta-llama-Llama-3.2-3B-Instruct.jinja:false:false" \
+            "qwen3-coder:Qwen3-Coder.jinja:true:false" "qwq:Qwen-QwQ-32B.jinja:true:true"; do
+    IFS=: read -r name file parallel think <<<"$spec"
+    serve_start "$name" --model "$PL_TMP/m.gguf" --name m --template "$T/$file" --ctx 2048 --parallel 2 -t 1
+    [ $i -gt 0 ] && SERVERS="$SERVERS,"
+    SERVERS="$SERVERS{\"name\":\"$name\",\"base\":\"$BASE/v1\",\"parallel\":$parallel,\"think\":$think}"
+    eval "PID_$i=\$SERVER_PID LOG_$i=\$SERVER_LOG"
+    i=$((i + 1))
+done
+SERVERS="$SERVERS]"
+serve_start notools --model "$PL_TMP/m.gguf" --name m --template "$T/google-gemma-2-2b-it.jinja" --ctx 512 -t 1
+NOTOOLS=$BASE/v1
+
+SERVERS=$SERVERS NOTOOLS=$NOTOOLS NODE_PATH=$NODE_MODULES \
+    node "$(dirname "$0")/serve_tools_client.js" >"$PL_TMP/node.out" 2>"$PL_TMP/node.err"
+script_verdict $? "$PL_TMP/node.out" "the tool-calling checks failed: $(head -c 4000 "$PL_TMP/node.err")"
+ok
+grep -q "tools client: [0-9]* checks, 0 failed" "$PL_TMP/node.out" || fail "the client did not report its checks"
+
+serve_stop
+for k in $(seq 0 $((i - 1))); do
+    eval "SERVER_PID=\$PID_$k SERVER_LOG=\$LOG_$k"
+    serve_stop
+done
+done_testing
