@@ -184,13 +184,40 @@ void srv_request_free(srv_request *r);
     "  best_of                (completions) only equal to n: every choice is returned\n"                    \
     "  chat_template_kwargs   (chat) more template variables, e.g. {\"enable_thinking\": false}\n"          \
     "  user                   accepted; it changes nothing\n"                                                \
-    "  tools [], tool_choice \"none\"/\"auto\", parallel_tool_calls, response_format {\"type\":\"text\"},\n" \
+    "  tools                  (chat) [{\"type\":\"function\",\"function\":{\"name\",\"description\",\n"   \
+    "                         \"parameters\": a JSON schema}}], at most 128: shown to the model through\n"   \
+    "                         its chat template; calls in the template's own format (Qwen3's\n"            \
+    "                         <tool_call> JSON, Qwen3-Coder's XML, Llama 3's JSON, Mistral, Granite,\n"    \
+    "                         DeepSeek, GLM, Kimi, ... read from the template) come back as\n"            \
+    "                         message.tool_calls (content null when nothing else was said) with\n"        \
+    "                         finish_reason \"tool_calls\"; streamed, each call's first delta has its\n"  \
+    "                         index, id, type and name, later ones argument fragments.  A template\n"   \
+    "                         without tools, or in a format not read, is a 400.  A botched call\n"     \
+    "                         comes back as text with finish_reason \"stop\"\n"                          \
+    "  tool_choice            \"auto\" (default with tools: a call, once the model opens one, is held\n" \
+    "                         to the tools' names and parameter schemas), \"required\" (a call from the\n" \
+    "                         first token), {\"type\":\"function\",\"function\":{\"name\":N}} (a call to N),\n" \
+    "                         \"none\" (no tools shown, no calls): enforced by constraining the tokens\n" \
+    "  parallel_tool_calls    true (default): one or more calls; false: one\n"                           \
+    "  response_format        (chat) {\"type\":\"text\"}; {\"type\":\"json_object\"} (any JSON object);\n"   \
+    "                         {\"type\":\"json_schema\",\"json_schema\":{\"name\",\"schema\",\"strict\"}}: the\n"  \
+    "                         content is JSON valid for the schema (strict or not).  The compiler takes\n" \
+    "                         type, properties, required, additionalProperties, items, prefixItems,\n"  \
+    "                         min/maxItems, enum, const, anyOf, oneOf (as anyOf), allOf (merged), $ref\n" \
+    "                         and $defs (recursive too), min/maxLength, pattern, format (date, time,\n" \
+    "                         date-time, uuid, email), minimum/maximum and their exclusive forms;\n"   \
+    "                         any other keyword is a 400 that names it and where it is\n"             \
+    "  grammar                llama.cpp's field: a GBNF grammar (start rule root) the text must match\n" \
+    "  json_schema            llama.cpp's field: a JSON schema, as response_format's\n"                  \
+    "                         (one of response_format json, grammar and json_schema; not with tools).\n" \
+    "                         Under any of them a token is taken only if the text can still be\n"      \
+    "                         completed within max_tokens, so a reply ends whole, not cut; a think\n"  \
+    "                         block before the constrained text stays free\n"                        \
     "  service_tier \"auto\"/\"default\", modalities [\"text\"], store false, suffix \"\"\n"                    \
     "                         accepted: with these values they ask for nothing else\n"                       \
-    "  refused (400): tools or functions that are not empty, any other tool_choice or function_call,\n"  \
-    "  other response_format types (JSON mode, schemas), store true, metadata, reasoning_effort, audio,\n" \
-    "  prediction, web_search_options, verbosity, prompt_cache_key, safety_identifier,\n"                   \
-    "  stream_options.include_obfuscation true, suffix text, echo with logprobs.\n"                          \
+    "  refused (400): functions and function_call (the old names of tools), store true, metadata,\n"   \
+    "  reasoning_effort, audio, prediction, web_search_options, verbosity, prompt_cache_key,\n"         \
+    "  safety_identifier, stream_options.include_obfuscation true, suffix text, echo with logprobs.\n"  \
     "A reply's <think>...</think> block (Qwen3 and kin) comes back as reasoning_content, streamed\n"        \
     "or not; the rest as content.  usage counts the prompt tokens once per prompt and every\n"             \
     "generated token (the end-of-generation token included).\n"

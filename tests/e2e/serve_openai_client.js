@@ -103,10 +103,10 @@ async function main() {
 
   // refusals come back as the client's errors
   await expectError(client.chat.completions.create({ ...params, max_tokens: -1 }), 400, 'max_tokens', 'negative max_tokens');
-  await expectError(client.chat.completions.create({ ...params, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }),
-                    400, 'tools', 'tools');
-  await expectError(client.chat.completions.create({ ...params, response_format: { type: 'json_object' } }), 400,
-                    'response_format', 'JSON mode');
+  await expectError(client.chat.completions.create({ ...params, tools: [{ type: 'function', function: { name: 'no spaces' } }] }),
+                    400, 'tools', 'a bad tool name');
+  await expectError(client.chat.completions.create({ ...params, response_format: { type: 'yaml' } }), 400,
+                    'response_format', 'an unknown response_format');
   const noKey = mkClient(process.env.BASE, 'wrong-key', 60000);
   await expectError(noKey.chat.completions.create(params), 401, 'API key', 'wrong key');
 

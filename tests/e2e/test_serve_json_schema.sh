@@ -12,7 +12,7 @@ serve_model "$PL_TMP/m.gguf" --shape tiny --type f16 --seed 3
 SCHEMAS=$PL_SRC/tests/grammar/schemas UNSUPPORTED=$PL_SRC/tests/grammar/unsupported
 
 serve_start main --model "$PL_TMP/m.gguf" --name m --ctx 1024 --parallel 2 -t 1
-BASE=$BASE SCHEMAS=$SCHEMAS UNSUPPORTED=$UNSUPPORTED "$PY" "$(dirname "$0")/serve_schema_client.py" \
+BASE=$BASE SCHEMAS=$SCHEMAS PL_SANITIZE=${PL_SANITIZE:-0} UNSUPPORTED=$UNSUPPORTED "$PY" "$(dirname "$0")/serve_schema_client.py" \
     >"$PL_TMP/py.out" 2>&1
 script_verdict $? "$PL_TMP/py.out" "the structured-output checks failed"
 serve_stop
