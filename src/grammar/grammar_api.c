@@ -324,29 +324,42 @@ pocketllm_status pocketllm_grammar_clone(const pocketllm_grammar *src, pocketllm
 
 /* ---- masks ----------------------------------------------------------- */
 
-/* The tokens allowed in state `st` into g->words (active grammars only). */
+/* The tokens allowed in state `st` into g->words (active grammars only).
+ * The hot loop: one transition lookup per trie node, straight from the
+ * automaton's table (re-read after a step that computes a new transition,
+ * which may move it). */
 static bool walk_mask(pocketllm_grammar *g, uint32_t st, int32_t budget) {
     const pl_gvocab *v = g->v;
     memset(g->words, 0, n_words(g) * sizeof *g->words);
     uint32_t *w = g->walk;
     w[0] = st;
-    for (size_t i = 0; i < v->n_nodes;) {
-        const uint32_t d = v->depth[i];
-        uint32_t s = pl_gmatch_row(g->m, w[d - 1])[v->byte[i]];
-        if (s == PL_GM_UNKNOWN) s = pl_gmatch_step(g->m, w[d - 1], v->byte[i]);
+    const uint8_t *byte = v->byte;
+    const uint16_t *depth = v->depth;
+    const uint32_t *skip = v->skip, *tf = v->tok_first;
+    const int32_t *tok = v->tok;
+    uint32_t *words = g->words;
+    const uint32_t *trans = pl_gmatch_row(g->m, 0);
+    const size_t n = v->n_nodes;
+    for (size_t i = 0; i < n;) {
+        const uint32_t d = depth[i];
+        uint32_t s = trans[(size_t)w[d - 1] * 256 + byte[i]];
+        if (s == PL_GM_UNKNOWN) {
+            s = pl_gmatch_step(g->m, w[d - 1], byte[i]);
+            trans = pl_gmatch_row(g->m, 0);
+        }
         if (s == PL_GM_DEAD) {
-            i = v->skip[i];
+            i = skip[i];
             continue;
         }
         w[d] = s;
-        const uint32_t a = v->tok_first[i], b = v->tok_first[i + 1];
+        const uint32_t a = tf[i], b = tf[i + 1];
         if (a < b && (budget < 0 || (int64_t)pl_gmatch_distance(g->m, s) <= (int64_t)budget - 1))
-            for (uint32_t k = a; k < b; k++) g->words[(uint32_t)v->tok[k] >> 5] |= 1u << (v->tok[k] & 31);
+            for (uint32_t k = a; k < b; k++) words[(uint32_t)tok[k] >> 5] |= 1u << (tok[k] & 31);
         i++;
     }
     if (pl_gmatch_accepting(g->m, st))
         for (int32_t t = 0; t < v->n_vocab; t++)
-            if (v->eog[t]) g->words[(uint32_t)t >> 5] |= 1u << (t & 31);
+            if (v->eog[t]) words[(uint32_t)t >> 5] |= 1u << (t & 31);
     return true;
 }
 
