@@ -421,6 +421,12 @@ POCKETLLM_API pocketllm_status pocketllm_grammar_from_json_schema(const pocketll
  * from that word's first byte on the text must match the grammar.  n = 0
  * makes the grammar active from the start again. */
 POCKETLLM_API pocketllm_status pocketllm_grammar_set_triggers(pocketllm_grammar *g, const char *const *words, size_t n);
+/* Text between open and close (a think block: "<think>", "</think>")
+ * triggers nothing: a model that mentions a call while it reasons has not
+ * made one.  start_inside: the text starts inside such a zone (a prompt
+ * that opened the think block). */
+POCKETLLM_API pocketllm_status pocketllm_grammar_set_trigger_zone(pocketllm_grammar *g, const char *open,
+                                                                  const char *close, int start_inside);
 /* An independent copy in the same place (the parsed grammar is shared). */
 POCKETLLM_API pocketllm_status pocketllm_grammar_clone(const pocketllm_grammar *g, pocketllm_grammar **out);
 POCKETLLM_API void pocketllm_grammar_free(pocketllm_grammar *g);

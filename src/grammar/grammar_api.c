@@ -45,6 +45,9 @@ struct pocketllm_grammar {
     bool active;
     char *tail;                        /* the last max_trig - 1 bytes of text while inactive */
     size_t n_tail;
+    char *zone_open, *zone_close;      /* triggers inside such a zone do not count (a think block) */
+    bool in_zone, in_zone0;            /* now, and at the start */
+    size_t act_at;                     /* where in the log the grammar's text began */
     /* the text the grammar has taken (for clones) */
     char *log;
     size_t n_log, cap_log;
@@ -115,6 +118,7 @@ void pocketllm_grammar_free(pocketllm_grammar *g) {
     }
     pl_gmatch_free(g->m);
     for (size_t i = 0; i < g->n_trig; i++) free(g->trig[i]);
+    free(g->zone_open), free(g->zone_close);
     free(g->tail), free(g->log), free(g->words), free(g->slot_of), free(g->cache), free(g->walk), free(g->masked);
     free(g);
 }
@@ -134,8 +138,12 @@ pocketllm_status pocketllm_grammar_set_triggers(pocketllm_grammar *g, const char
         const size_t l = strlen(words[i]);
         g->max_trig = l > g->max_trig ? l : g->max_trig;
     }
+    if (g->zone_open) { /* the zone's words may start in the tail too */
+        if (strlen(g->zone_open) > g->max_trig) g->max_trig = strlen(g->zone_open);
+        if (strlen(g->zone_close) > g->max_trig) g->max_trig = strlen(g->zone_close);
+    }
     free(g->tail);
-    g->tail = malloc(g->max_trig + 1);
+    g->tail = malloc(2 * MAX_TRIGGER_LEN + 1);
     if (!g->tail) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     g->n_tail = 0;
     g->active = n == 0;
@@ -148,6 +156,22 @@ void pocketllm_grammar_reset(pocketllm_grammar *g) {
     g->active = g->n_trig == 0;
     g->n_tail = 0;
     g->n_log = 0;
+    g->act_at = 0;
+    g->in_zone = g->in_zone0;
+}
+
+pocketllm_status pocketllm_grammar_set_trigger_zone(pocketllm_grammar *g, const char *open, const char *close,
+                                                    int start_inside) {
+    if (!g || !open || !close || !*open || !*close || strlen(open) > MAX_TRIGGER_LEN || strlen(close) > MAX_TRIGGER_LEN)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "grammar_set_trigger_zone: two words of 1..%d bytes", MAX_TRIGGER_LEN);
+    free(g->zone_open), free(g->zone_close);
+    g->zone_open = strdup(open), g->zone_close = strdup(close);
+    if (!g->zone_open || !g->zone_close) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+    const size_t lo = strlen(open), lc = strlen(close);
+    if (lo > g->max_trig) g->max_trig = lo;
+    if (lc > g->max_trig) g->max_trig = lc;
+    g->in_zone = g->in_zone0 = start_inside != 0;
+    return POCKETLLM_OK;
 }
 
 static bool log_add(pocketllm_grammar *g, const char *p, size_t n) {
@@ -164,13 +188,22 @@ static bool log_add(pocketllm_grammar *g, const char *p, size_t n) {
     return true;
 }
 
-/* Where the first trigger begins in tail + piece, counted from the start
- * of the piece (negative: inside the tail); false when none is complete. */
-static bool find_trigger(const pocketllm_grammar *g, const char *piece, size_t n, long *at) {
+static bool at_word(const char *text, size_t tot, size_t i, const char *w, size_t *len) {
+    *len = strlen(w);
+    return i + *len <= tot && !memcmp(text + i, w, *len);
+}
+
+/* Where the first trigger outside a zone begins in tail + piece, counted
+ * from the start of the piece (negative: inside the tail); false when none
+ * is complete.  *zone: whether the text after the piece is inside a zone.
+ * Only words that end inside the piece count: those that ended in the tail
+ * were seen when their own piece came. */
+static bool find_trigger(const pocketllm_grammar *g, const char *piece, size_t n, long *at, bool *zone) {
     const size_t tot = g->n_tail + n;
     char buf[2 * MAX_TRIGGER_LEN + 64];
     const char *text = buf;
     char *heap = NULL;
+    *zone = g->in_zone;
     if (tot <= sizeof buf) {
         memcpy(buf, g->tail, g->n_tail);
         memcpy(buf + g->n_tail, piece, n);
@@ -181,19 +214,28 @@ static bool find_trigger(const pocketllm_grammar *g, const char *piece, size_t n
         memcpy(heap + g->n_tail, piece, n);
         text = heap;
     }
-    long best = -1;
-    for (size_t t = 0; t < g->n_trig; t++) {
-        const size_t l = strlen(g->trig[t]);
-        for (size_t i = 0; i + l <= tot; i++)
-            if (!memcmp(text + i, g->trig[t], l)) {
-                if (best < 0 || (long)i < best) best = (long)i;
+    bool z = g->in_zone, found = false;
+    size_t l;
+    for (size_t i = 0; i < tot && !found; i++) {
+        if (g->zone_open && !z && at_word(text, tot, i, g->zone_open, &l) && i + l > g->n_tail) {
+            z = true, i += l - 1;
+            continue;
+        }
+        if (g->zone_close && z && at_word(text, tot, i, g->zone_close, &l) && i + l > g->n_tail) {
+            z = false, i += l - 1;
+            continue;
+        }
+        if (z) continue;
+        for (size_t t = 0; t < g->n_trig; t++)
+            if (at_word(text, tot, i, g->trig[t], &l) && i + l > g->n_tail) {
+                *at = (long)i - (long)g->n_tail;
+                found = true;
                 break;
             }
     }
     free(heap);
-    if (best < 0) return false;
-    *at = best - (long)g->n_tail;
-    return true;
+    *zone = z;
+    return found;
 }
 
 static void piece_of(const pocketllm_grammar *g, int32_t id, const uint8_t **p, size_t *n) {
@@ -211,7 +253,8 @@ static uint32_t after_token(pocketllm_grammar *g, int32_t id, bool *activates) {
     piece_of(g, id, &p, &n);
     if (!g->active) {
         long at;
-        if (!find_trigger(g, (const char *)p, n, &at)) return g->state; /* still free text */
+        bool zone;
+        if (!find_trigger(g, (const char *)p, n, &at, &zone)) return g->state; /* still free text */
         *activates = true;
         uint32_t s = pl_gmatch_start(g->m);
         if (at < 0) s = pl_gmatch_feed(g->m, s, (const uint8_t *)g->tail + g->n_tail + at, (size_t)-at);
@@ -256,7 +299,17 @@ pocketllm_status pocketllm_grammar_accept(pocketllm_grammar *g, int32_t id) {
     size_t n;
     piece_of(g, id, &p, &n);
     if (!log_add(g, (const char *)p, n)) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+    if (!g->active && act) {
+        long at;
+        bool zone;
+        find_trigger(g, (const char *)p, n, &at, &zone);
+        g->act_at = g->n_log - n + (size_t)(at > 0 ? at : 0) - (size_t)(at < 0 ? -at : 0);
+    }
     if (!g->active && !act) {
+        long at;
+        bool zone;
+        find_trigger(g, (const char *)p, n, &at, &zone);
+        g->in_zone = zone;
         /* keep the last max_trig - 1 bytes: a trigger may start in them */
         const size_t keep = g->max_trig ? g->max_trig - 1 : 0;
         const size_t tot = g->n_tail + n;
@@ -298,20 +351,16 @@ pocketllm_status pocketllm_grammar_clone(const pocketllm_grammar *src, pocketllm
     if (src->n_tail) memcpy(g->tail, src->tail, src->n_tail);
     g->n_tail = src->n_tail;
     g->active = src->active;
+    if (src->n_trig && src->zone_open &&
+        (st = pocketllm_grammar_set_trigger_zone(g, src->zone_open, src->zone_close, src->in_zone0))) {
+        pocketllm_grammar_free(g);
+        return st;
+    }
+    g->in_zone = src->in_zone;
+    g->act_at = src->act_at;
     if (src->active && src->n_log) {
-        size_t from = 0; /* a lazy grammar matches from its first trigger on */
-        if (src->n_trig) {
-            long best = -1;
-            for (size_t t = 0; t < src->n_trig; t++) {
-                const size_t l = strlen(src->trig[t]);
-                for (size_t i = 0; i + l <= src->n_log; i++)
-                    if (!memcmp(src->log + i, src->trig[t], l)) {
-                        if (best < 0 || (long)i < best) best = (long)i;
-                        break;
-                    }
-            }
-            from = best < 0 ? 0 : (size_t)best;
-        }
+        /* a lazy grammar's text starts at its trigger, a plain one's at 0 */
+        const size_t from = src->n_trig ? src->act_at : 0;
         g->state = pl_gmatch_feed(g->m, pl_gmatch_start(g->m), (const uint8_t *)src->log + from, src->n_log - from);
         if (g->state == PL_GM_DEAD) {
             pocketllm_grammar_free(g);

@@ -161,13 +161,15 @@ bool srv_finish_constraint(pctx *c) {
         while (n && (t[n - 1] == '\n' || t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\r')) n--;
         closed = n >= 8 && !memcmp(t + n - 8, "</think>", 8);
     }
-    if (c->gbnf_think && c->m->caps.think_tags && c->r->n_prompts && !closed) {
+    if (c->kind == SRV_CHAT && c->m->caps.think_tags && c->r->n_prompts && !closed) {
         /* does the generation start inside a think block the prompt opened? */
         pocketllm_chat_split sp;
         if (pocketllm_chat_split_reasoning(c->m->tmpl, c->r->prompts[0].text, "x", 1, &sp) == POCKETLLM_OK) {
             open_think = sp.has_reasoning;
             pocketllm_chat_split_free(&sp);
         }
+    }
+    if (c->gbnf_think && c->m->caps.think_tags && c->r->n_prompts && !closed) {
         /* (the blank after the block is bounded: a model must not idle there) */
         if (open_think) srv_buf_str(&b, "pl-start ::= pl-think-0 [ \\t\\n]{0,4} pl-body\n");
         else srv_buf_str(&b, "pl-start ::= (\"<think>\" pl-think-0 [ \\t\\n]{0,4})? pl-body\n");
@@ -187,6 +189,10 @@ bool srv_finish_constraint(pctx *c) {
     srv_buf_free(&b);
     if (st) return srv_fail(c->e, 400, param, "'%s': %s", param, pocketllm_last_error());
     if (c->n_triggers && pocketllm_grammar_set_triggers(c->r->grammar, c->triggers, c->n_triggers))
+        return srv_fail(c->e, 500, NULL, "%s", pocketllm_last_error());
+    /* a call mentioned while the model reasons is not a call */
+    if (c->n_triggers && c->m->caps.think_tags && c->kind == SRV_CHAT &&
+        pocketllm_grammar_set_trigger_zone(c->r->grammar, "<think>", "</think>", open_think))
         return srv_fail(c->e, 500, NULL, "%s", pocketllm_last_error());
     return true;
 }
