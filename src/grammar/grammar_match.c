@@ -49,6 +49,7 @@ struct pl_gmatch {
     uint32_t *buf;
     size_t n_buf, cap_buf;
     bool oom;
+    bool canonical; /* partial characters kept by pattern (make_partial); off only in tests */
 };
 
 static bool grow(void **p, size_t *cap, size_t need, size_t size) {
@@ -246,8 +247,9 @@ static uint32_t set_distance(const pl_gmatch *m, uint32_t set) {
  * the bytes still to come and the length of the whole sequence, whose
  * smallest code point rules out overlong forms (E0 80.., F0 80..). */
 static const uint32_t SEQ_MIN[5] = {0, 0, 0x80, 0x800, 0x10000};
+#define CANON 0x80 /* drem: a partial character kept by its membership pattern (see make_partial) */
 static uint32_t range_lo(uint32_t val, uint8_t rem) {
-    const uint32_t lo = val << (6 * (rem & 3)), min = SEQ_MIN[rem >> 4];
+    const uint32_t lo = val << (6 * (rem & 3)), min = SEQ_MIN[(rem >> 4) & 7];
     return lo > min ? lo : min;
 }
 static uint32_t range_hi(uint32_t val, uint8_t rem) { return (val << (6 * (rem & 3))) | ((1u << (6 * (rem & 3))) - 1); }
@@ -269,8 +271,10 @@ static uint32_t partial_distance(const pl_gmatch *m, uint32_t set, uint32_t val,
     return sat_add(best, rem & 3);
 }
 
-static uint32_t dfa_get(pl_gmatch *m, uint32_t set, uint32_t val, uint8_t rem) {
-    const uint64_t key = ((uint64_t)set << 29) | ((uint64_t)rem << 21) | val;
+/* The state (set, partial character val / rem), interned under keyval:
+ * val itself, or for a CANON state its membership pattern. */
+static uint32_t dfa_get_key(pl_gmatch *m, uint32_t set, uint32_t keyval, uint32_t val, uint8_t rem) {
+    const uint64_t key = ((uint64_t)set << 29) | ((uint64_t)rem << 21) | keyval;
     uint32_t id;
     if (map_get(&m->dfa_map, key, &id)) return id;
     if (m->n_dfa + 1 > m->cap_dfa) {
@@ -305,6 +309,8 @@ oom:
     return PL_GM_DEAD;
 }
 
+static uint32_t dfa_get(pl_gmatch *m, uint32_t set, uint32_t val, uint8_t rem) { return dfa_get_key(m, set, val, val, rem); }
+
 /* Can some stack of the set take a character in [lo, hi]? */
 static bool set_feasible(const pl_gmatch *m, uint32_t set, uint32_t lo, uint32_t hi) {
     const pl_gbnf *g = m->g;
@@ -332,6 +338,53 @@ static uint32_t set_advance(pl_gmatch *m, uint32_t set, uint32_t cp) {
     return set_from_buf(m);
 }
 
+/* Whether every class on top of the set's stacks holds all of [lo, hi]
+ * or none of it, and which hold it (bit i: the set's i-th stack). */
+static bool uniform_pattern(const pl_gmatch *m, uint32_t set, uint32_t lo, uint32_t hi, uint32_t *pat) {
+    const pl_gbnf *g = m->g;
+    const uint32_t *s = m->sdata + m->soff[set], n = m->slen[set];
+    if (n > 21) return false; /* the pattern is kept in the key's 21 value bits */
+    uint32_t bits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (s[i] == 0) continue;
+        const pl_gclass *c = &g->cls[g->el[m->npos[s[i]]].arg];
+        if (!pl_gclass_hits(g, c, lo, hi)) continue;
+        /* all of it: inside one range, or (negated) touching none */
+        bool all = false;
+        if (c->negated) {
+            all = true;
+            for (uint32_t k = 0; k < c->n && all; k++)
+                all = !(g->ranges[2 * (c->first + k)] <= hi && g->ranges[2 * (c->first + k) + 1] >= lo);
+        } else {
+            for (uint32_t k = 0; k < c->n && !all; k++)
+                all = g->ranges[2 * (c->first + k)] <= lo && g->ranges[2 * (c->first + k) + 1] >= hi;
+        }
+        if (!all) return false;
+        bits |= 1u << i;
+    }
+    *pat = bits;
+    return true;
+}
+
+/* The state for a partial character (val, rem) of the set.  When every
+ * stack takes all or none of the characters it can still become, which of
+ * them it is changes nothing that follows: such states are kept by their
+ * pattern, so the thousands of two-byte prefixes a vocabulary's CJK tokens
+ * start with are one state inside a string, not one each (the mask walk
+ * is bound by how many states it touches).  Not right after E0, ED, F0 and
+ * F4, whose second bytes are restricted (overlong forms, surrogates). */
+static uint32_t make_partial(pl_gmatch *m, uint32_t set, uint32_t v, uint8_t r, bool canon_ok) {
+    /* only what can still become a character: not past U+10FFFF, not a
+     * surrogate, not overlong (range_lo) */
+    uint32_t lo = range_lo(v, r), hi = range_hi(v, r);
+    if (hi > 0x10FFFF) hi = 0x10FFFF;
+    if (lo > hi || (lo >= 0xD800 && hi <= 0xDFFF) || !set_feasible(m, set, lo, hi)) return PL_GM_DEAD;
+    uint32_t pat;
+    if (canon_ok && m->canonical && uniform_pattern(m, set, lo, hi, &pat))
+        return dfa_get_key(m, set, pat, v, (uint8_t)(r | CANON));
+    return dfa_get(m, set, v, (uint8_t)(r & ~CANON));
+}
+
 static uint32_t compute_step(pl_gmatch *m, uint32_t state, uint8_t b) {
     const uint32_t set = m->dset[state], val = m->dval[state];
     const uint8_t rem = m->drem[state];
@@ -344,19 +397,15 @@ static uint32_t compute_step(pl_gmatch *m, uint32_t state, uint8_t b) {
             if (!n || b == 0xC0 || b == 0xC1 || b > 0xF4) return PL_GM_DEAD;
             const uint32_t v = n == 1 ? (b & 31u) : n == 2 ? (b & 15u) : (b & 7u);
             const uint8_t r = (uint8_t)(n | ((n + 1) << 4));
-            if (range_lo(v, r) > range_hi(v, r) || !set_feasible(m, set, range_lo(v, r), range_hi(v, r))) return PL_GM_DEAD;
-            return dfa_get(m, set, v, r);
+            return make_partial(m, set, v, r, b != 0xE0 && b != 0xED && b != 0xF0 && b != 0xF4);
         }
     } else {
         if ((b & 0xC0) != 0x80) return PL_GM_DEAD;
         const uint32_t v = (val << 6) | (b & 63u);
-        const uint8_t r = (uint8_t)(rem - 1); /* the sequence length stays in the high bits */
-        if (r & 3) {
-            if (range_lo(v, r) > range_hi(v, r) || !set_feasible(m, set, range_lo(v, r), range_hi(v, r))) return PL_GM_DEAD;
-            return dfa_get(m, set, v, r);
-        }
+        const uint8_t r = (uint8_t)((rem & ~CANON) - 1); /* the sequence length stays in the high bits */
+        if (r & 3) return make_partial(m, set, v, r, true);
         cp = v;
-        if (cp < SEQ_MIN[r >> 4] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return PL_GM_DEAD;
+        if (cp < SEQ_MIN[(r >> 4) & 7] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return PL_GM_DEAD;
     }
     const uint32_t next = set_advance(m, set, cp);
     if (next == UINT32_MAX) return PL_GM_DEAD;
@@ -399,6 +448,8 @@ const uint32_t *pl_gmatch_row(const pl_gmatch *m, uint32_t state) { return m->tr
 
 size_t pl_gmatch_n_states(const pl_gmatch *m) { return m->n_dfa; }
 
+void pl_gmatch_set_canonical(pl_gmatch *m, bool on) { m->canonical = on; }
+
 size_t pl_gmatch_bytes(const pl_gmatch *m) {
     return m->cap_nodes * 16 + m->node_map.cap * 12 + m->cap_sdata * 4 + m->cap_sets * 12 + m->set_map.cap * 12 +
            m->cap_dfa * (13 + 1024) + m->dfa_map.cap * 12;
@@ -429,8 +480,10 @@ static void tables_free(pl_gmatch *m) {
     const pl_gbnf *g = m->g;
     uint32_t *buf = m->buf;
     size_t cap_buf = m->cap_buf;
+    const bool canonical = m->canonical;
     memset(m, 0, sizeof *m);
     m->g = g;
+    m->canonical = canonical;
     m->buf = buf;
     m->cap_buf = cap_buf;
 }
@@ -439,6 +492,7 @@ pl_gmatch *pl_gmatch_new(const pl_gbnf *g) {
     pl_gmatch *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->g = g;
+    m->canonical = true;
     if (!tables_init(m)) {
         pl_gmatch_free(m);
         return NULL;
@@ -502,6 +556,8 @@ bool pl_gmatch_compact(pl_gmatch *m, uint32_t *state) {
     if (!ok || m->oom) return false;
     const uint32_t s = set_from_buf(m);
     if (s == UINT32_MAX) return false;
-    *state = dfa_get(m, s, val, rem);
+    /* a CANON state's pattern is re-taken against the rebuilt set, whose
+     * stacks may sort in another order */
+    *state = rem ? make_partial(m, s, val, (uint8_t)(rem & ~CANON), (rem & CANON) != 0) : dfa_get(m, s, 0, 0);
     return *state != PL_GM_DEAD && !m->oom;
 }

@@ -45,6 +45,10 @@ uint32_t pl_gmatch_distance(const pl_gmatch *m, uint32_t state);
 size_t pl_gmatch_bytes(const pl_gmatch *m);
 size_t pl_gmatch_n_states(const pl_gmatch *m);
 bool pl_gmatch_compact(pl_gmatch *m, uint32_t *state);
+/* Partial characters kept by their membership pattern (on by default, the
+ * fast way); off keeps one state per byte prefix -- the plain automaton the
+ * tests compare the default with.  Set it before the first step. */
+void pl_gmatch_set_canonical(pl_gmatch *m, bool on);
 
 /* Raw access for the trie walk: the transition row of a state (256
  * entries; PL_GM_UNKNOWN where not computed yet).  The pointer is valid

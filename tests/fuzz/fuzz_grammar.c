@@ -4,7 +4,9 @@
  * bytes after the NUL are fed to the automaton one at a time (as a token's
  * text would be), with the distance and the acceptance asked at every
  * step and the tables compacted half-way -- which must keep the state's
- * meaning: the rest of the text then reaches the same verdict.
+ * meaning: the rest of the text then reaches the same verdict -- and the
+ * plain automaton (one state per partial character) beside the default
+ * one must agree at every byte.
  * Seeds: the bundle's .gbnf grammars and small ones (seeds/fuzz_grammar.sh).
  */
 #include <stdint.h>
@@ -26,13 +28,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (pl_gbnf_parse(text, NULL, &g, err, sizeof err)) {
         const uint8_t *in = nul ? nul + 1 : data + size;
         const size_t n = (size_t)(data + size - in);
-        pl_gmatch *a = pl_gmatch_new(&g), *b = pl_gmatch_new(&g);
-        if (a && b) {
-            uint32_t sa = pl_gmatch_start(a), sb = pl_gmatch_start(b);
+        pl_gmatch *a = pl_gmatch_new(&g), *b = pl_gmatch_new(&g), *c = pl_gmatch_new(&g);
+        if (c) pl_gmatch_set_canonical(c, false);
+        if (a && b && c) {
+            uint32_t sa = pl_gmatch_start(a), sb = pl_gmatch_start(b), sc = pl_gmatch_start(c);
             for (size_t i = 0; i < n && sa != PL_GM_DEAD; i++) {
                 sa = pl_gmatch_step(a, sa, in[i]);
                 sb = pl_gmatch_step(b, sb, in[i]);
-                if ((sa == PL_GM_DEAD) != (sb == PL_GM_DEAD)) abort();
+                sc = pl_gmatch_step(c, sc, in[i]);
+                if ((sa == PL_GM_DEAD) != (sb == PL_GM_DEAD) || (sa == PL_GM_DEAD) != (sc == PL_GM_DEAD)) abort();
+                if (sa != PL_GM_DEAD && (pl_gmatch_accepting(a, sa) != pl_gmatch_accepting(c, sc) ||
+                                         pl_gmatch_distance(a, sa) != pl_gmatch_distance(c, sc)))
+                    abort(); /* partial characters kept by pattern read as the plain automaton does */
                 if (sa == PL_GM_DEAD) break;
                 (void)pl_gmatch_distance(a, sa);
                 if (pl_gmatch_accepting(a, sa) != pl_gmatch_accepting(b, sb)) abort();
@@ -42,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         pl_gmatch_free(a);
         pl_gmatch_free(b);
+        pl_gmatch_free(c);
         pl_gbnf_free(&g);
     }
     free(text);

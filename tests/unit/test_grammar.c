@@ -5,6 +5,7 @@
  * that are alive but not complete; the refusals of bad grammars; the
  * distance to completion; compaction keeping the state's meaning.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +174,54 @@ int main(void) {
         CHECK(pl_gmatch_accepting(m, s));
         pl_gmatch_free(m);
         pl_gbnf_free(&g);
+    }
+    /* partial characters kept by pattern give the plain automaton's
+     * verdicts, distances and acceptance on every prefix of random UTF-8
+     * (and invalid) byte strings */
+    {
+        static const char *const grammars[] = {
+            "root ::= \"\\\"\" [^\"\\\\\\x00-\\x1f]* \"\\\"\"",
+            "root ::= ([\\u0400-\\u04ff] | [\\u4e00-\\u9fff] \"x\" | [^a-z\\u4e00-\\u4eff])+",
+            "root ::= (. | [\\U0001F600-\\U0001F64F] \"!\")* \"$\"",
+            "root ::= [\\u00e0-\\u00ff]+ | [\\u0100-\\u017f] [\\u0080-\\u00ff]",
+        };
+        uint64_t x = 12345;
+        int mismatches = 0;
+        for (size_t gi = 0; gi < sizeof grammars / sizeof *grammars; gi++) {
+            pl_gbnf g;
+            char err[200];
+            if (!pl_gbnf_parse(grammars[gi], NULL, &g, err, sizeof err)) {
+                CHECK_MSG(0, "grammar %zu: %s", gi, err);
+                continue;
+            }
+            pl_gmatch *a = pl_gmatch_new(&g), *b = pl_gmatch_new(&g);
+            pl_gmatch_set_canonical(b, false);
+            for (int trial = 0; trial < 400; trial++) {
+                uint32_t sa = pl_gmatch_start(a), sb = pl_gmatch_start(b);
+                for (int k = 0; k < 24; k++) {
+                    x = x * 6364136223846793005ull + 1442695040888963407ull;
+                    /* mostly valid UTF-8 of all lengths, some stray bytes */
+                    static const uint8_t pool[] = {'"', 'a', 'x', '!', '$', 0xC3, 0xA9, 0xD0, 0x96, 0xE4, 0xB8, 0xAD,
+                                                   0xE0, 0xA0, 0x80, 0xED, 0x9F, 0xBF, 0xF0, 0x9F, 0x98, 0x80, 0xF4,
+                                                   0x8F, 0xC4, 0x81, 0xBF, 0xFF};
+                    const uint8_t byte = pool[(x >> 33) % sizeof pool];
+                    sa = pl_gmatch_step(a, sa, byte);
+                    sb = pl_gmatch_step(b, sb, byte);
+                    if ((sa == PL_GM_DEAD) != (sb == PL_GM_DEAD) ||
+                        (sa != PL_GM_DEAD && (pl_gmatch_accepting(a, sa) != pl_gmatch_accepting(b, sb) ||
+                                              pl_gmatch_distance(a, sa) != pl_gmatch_distance(b, sb)))) {
+                        mismatches++;
+                        fprintf(stderr, "grammar %zu trial %d byte %d (%02x): dead %d/%d acc %d/%d dist %u/%u\n", gi, trial, k, byte, sa == PL_GM_DEAD, sb == PL_GM_DEAD, sa != PL_GM_DEAD && pl_gmatch_accepting(a, sa), sb != PL_GM_DEAD && pl_gmatch_accepting(b, sb), sa == PL_GM_DEAD ? 0 : pl_gmatch_distance(a, sa), sb == PL_GM_DEAD ? 0 : pl_gmatch_distance(b, sb));
+                        break;
+                    }
+                    if (sa == PL_GM_DEAD) break;
+                }
+            }
+            pl_gmatch_free(a);
+            pl_gmatch_free(b);
+            pl_gbnf_free(&g);
+        }
+        CHECK_MSG(mismatches == 0, "%d random texts read differently with partial characters kept by pattern", mismatches);
     }
     /* deep nesting stays correct (each level a stack frame) */
     {
