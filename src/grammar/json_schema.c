@@ -306,35 +306,10 @@ static char *helper(jsc *c, int h) {
     return jfmt(c, "%s%s", c->prefix, helper_names[h]);
 }
 
-/* What is outside quotes, classes and parentheses in an expression: bit 1
-   a space (a sequence), bit 2 a '|' (an alternation). */
-static int expr_scan(const char *e) {
-    int depth = 0, r = 0;
-    for (const char *p = e; *p; p++) {
-        if (*p == '"' || *p == '[') {
-            char close = *p == '"' ? '"' : ']';
-            for (p++; *p && *p != close; p++)
-                if (*p == '\\' && p[1])
-                    p++;
-            if (!*p)
-                return 3;
-        } else if (*p == '(') {
-            depth++;
-        } else if (*p == ')') {
-            depth--;
-        } else if (!depth && *p == ' ') {
-            r |= 1;
-        } else if (!depth && *p == '|') {
-            r |= 2;
-        }
-    }
-    return r;
-}
-
 /* one term: a name, a literal, a class, a group (maybe quantified) */
-static int expr_is_term(const char *e) { return expr_scan(e) == 0; }
+static int expr_is_term(const char *e) { return pl_rx_expr_scan(e) == 0; }
 
-static int expr_has_bar(const char *e) { return (expr_scan(e) & 2) != 0; }
+static int expr_has_bar(const char *e) { return (pl_rx_expr_scan(e) & 2) != 0; }
 
 /* append e to a sequence, in parentheses when it is an alternation */
 static void put_seq_item(pl_rx_buf *sb, const char *e) {

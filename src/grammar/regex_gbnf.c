@@ -1663,9 +1663,10 @@ static char *name_expr(pl_rx_buf *o, const char *expr, pl_rx_rule_fn fn, void *u
     return name;
 }
 
-/* a '|' outside quotes, classes and parentheses? */
-static int has_top_bar(const char *e) {
-    int depth = 0;
+/* What is outside quotes, classes and parentheses in an expression: bit 1
+   a space (a sequence), bit 2 a '|' (an alternation). */
+int pl_rx_expr_scan(const char *e) {
+    int depth = 0, r = 0;
     for (const char *p = e; *p; p++) {
         if (*p == '"' || *p == '[') {
             char close = *p == '"' ? '"' : ']';
@@ -1673,16 +1674,18 @@ static int has_top_bar(const char *e) {
                 if (*p == '\\' && p[1])
                     p++;
             if (!*p)
-                return 1;
+                return 3;
         } else if (*p == '(') {
             depth++;
         } else if (*p == ')') {
             depth--;
-        } else if (*p == '|' && !depth) {
-            return 1;
+        } else if (!depth && *p == ' ') {
+            r |= 1;
+        } else if (!depth && *p == '|') {
+            r |= 2;
         }
     }
-    return 0;
+    return r;
 }
 
 /* At most how many rules llama.cpp's parser makes for a group with this
@@ -1765,7 +1768,7 @@ void pl_rx_put_repeat(pl_rx_buf *o, const char *expr, int simple, long min, long
 static void put_repeat_inline(pl_rx_buf *o, const char *expr, int simple, long min, long max, pl_rx_rule_fn fn,
                               void *ud) {
     if (min == 1 && max == 1) {
-        if (simple || !has_top_bar(expr)) {
+        if (simple || !(pl_rx_expr_scan(expr) & 2)) {
             pl_rx_buf_puts(o, expr);
         } else {
             pl_rx_buf_putc(o, '(');

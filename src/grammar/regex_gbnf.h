@@ -63,6 +63,10 @@ void pl_rx_cpset_free(pl_rx_cpset *set);
    overlong or surrogate sequence. */
 int pl_rx_utf8_next(const char *s, size_t len, size_t *i, uint32_t *cp);
 int pl_rx_utf8_valid(const char *s, size_t len);
+/* What is outside quotes, classes and parentheses in a GBNF expression: bit
+   1 a space (a sequence), bit 2 a '|' (an alternation); 3 when a quote or
+   class is unterminated. */
+int pl_rx_expr_scan(const char *e);
 
 /* GBNF string literal ("...") for UTF-8 text. */
 void pl_rx_put_literal(pl_rx_buf *sb, const char *text, size_t len);
