@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char *out = NULL;
         size_t len = 0;
         if (pl_jinja_build(x, build, &a) == POCKETLLM_OK && pl_jinja_render(x, t, &out, &len) == POCKETLLM_OK) {
-            pocketllm_chat_template ct = {t, true};
+            pocketllm_chat_template ct = {.tmpl = t, .think_tags = true};
             pocketllm_chat_split sp;
             if (pocketllm_chat_split_reasoning(&ct, out, out, len, &sp) == POCKETLLM_OK) pocketllm_chat_split_free(&sp);
         }
