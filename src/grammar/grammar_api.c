@@ -243,19 +243,25 @@ static void piece_of(const pocketllm_grammar *g, int32_t id, const uint8_t **p, 
     *n = g->v->piece_off[id + 1] - g->v->piece_off[id];
 }
 
+/* What an inactive lazy grammar's scan of a token found: whether it
+ * completes a trigger, where the trigger starts (find_trigger's `at`), and
+ * whether the text after it is inside a trigger zone. */
+typedef struct trig_scan {
+    bool act, zone;
+    long at;
+} trig_scan;
+
 /* The automaton state after token id from the current one (lazy grammars:
- * what activation would leave), PL_GM_DEAD when refused; *activates says
- * the token completes a trigger. */
-static uint32_t after_token(pocketllm_grammar *g, int32_t id, bool *activates) {
-    *activates = false;
+ * what activation would leave), PL_GM_DEAD when refused; *ts tells what the
+ * trigger scan found, for accept to record without scanning again. */
+static uint32_t after_token(pocketllm_grammar *g, int32_t id, trig_scan *ts) {
+    *ts = (trig_scan){.zone = g->in_zone};
     const uint8_t *p;
     size_t n;
     piece_of(g, id, &p, &n);
     if (!g->active) {
-        long at;
-        bool zone;
-        if (!find_trigger(g, (const char *)p, n, &at, &zone)) return g->state; /* still free text */
-        *activates = true;
+        if (!(ts->act = find_trigger(g, (const char *)p, n, &ts->at, &ts->zone))) return g->state; /* still free text */
+        const long at = ts->at;
         uint32_t s = pl_gmatch_start(g->m);
         if (at < 0) s = pl_gmatch_feed(g->m, s, (const uint8_t *)g->tail + g->n_tail + at, (size_t)-at);
         return pl_gmatch_feed(g->m, s, p + (at > 0 ? at : 0), n - (size_t)(at > 0 ? at : 0));
@@ -267,10 +273,10 @@ static uint32_t after_token(pocketllm_grammar *g, int32_t id, bool *activates) {
 static bool allowed(pocketllm_grammar *g, int32_t id, int32_t budget) {
     if (id < 0 || id >= g->v->n_vocab) return false;
     if (g->v->eog[id]) return !g->active || pl_gmatch_accepting(g->m, g->state);
-    bool act;
-    const uint32_t s = after_token(g, id, &act);
+    trig_scan ts;
+    const uint32_t s = after_token(g, id, &ts);
     if (s == PL_GM_DEAD) return false;
-    if (!g->active && !act) return true;
+    if (!g->active && !ts.act) return true;
     return budget < 0 || (int64_t)pl_gmatch_distance(g->m, s) <= (int64_t)budget - 1;
 }
 
@@ -292,24 +298,18 @@ pocketllm_status pocketllm_grammar_accept(pocketllm_grammar *g, int32_t id) {
             return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "the grammar does not allow ending here");
         return POCKETLLM_OK;
     }
-    bool act;
-    const uint32_t s = after_token(g, id, &act);
+    trig_scan ts;
+    const uint32_t s = after_token(g, id, &ts);
     if (s == PL_GM_DEAD) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "token %d is not allowed by the grammar here", id);
     const uint8_t *p;
     size_t n;
     piece_of(g, id, &p, &n);
     if (!log_add(g, (const char *)p, n)) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
-    if (!g->active && act) {
-        long at;
-        bool zone;
-        find_trigger(g, (const char *)p, n, &at, &zone);
-        g->act_at = g->n_log - n + (size_t)(at > 0 ? at : 0) - (size_t)(at < 0 ? -at : 0);
-    }
-    if (!g->active && !act) {
-        long at;
-        bool zone;
-        find_trigger(g, (const char *)p, n, &at, &zone);
-        g->in_zone = zone;
+    /* the trigger starts `at` bytes into this piece (negative: in the tail,
+     * the end of the text before it) */
+    if (!g->active && ts.act) g->act_at = (size_t)((long)(g->n_log - n) + ts.at);
+    if (!g->active && !ts.act) {
+        g->in_zone = ts.zone;
         /* keep the last max_trig - 1 bytes: a trigger may start in them */
         const size_t keep = g->max_trig ? g->max_trig - 1 : 0;
         const size_t tot = g->n_tail + n;
@@ -412,7 +412,8 @@ static bool walk_mask(pocketllm_grammar *g, uint32_t st, int32_t budget) {
     return true;
 }
 
-/* g->words = the allowed tokens now (cached per state when no budget binds). */
+/* g->words = the allowed tokens now (cached per state when no budget is
+ * given: a budget's mask depends on it, and is made afresh). */
 static pocketllm_status fill_mask(pocketllm_grammar *g, int32_t budget) {
     const size_t nw = n_words(g);
     if (!g->active) { /* lazy and not yet triggered: every token but those that trigger into a dead end */
@@ -421,7 +422,6 @@ static pocketllm_status fill_mask(pocketllm_grammar *g, int32_t budget) {
             if (allowed(g, t, budget)) g->words[(uint32_t)t >> 5] |= 1u << (t & 31);
         return POCKETLLM_OK;
     }
-    /* the budget binds only when the state is within reach of it */
     const bool binds = budget >= 0;
     if (!binds && g->state < g->cap_slot_of && g->slot_of[g->state] >= 0) {
         memcpy(g->words, g->cache + (size_t)g->slot_of[g->state] * nw, nw * sizeof *g->words);

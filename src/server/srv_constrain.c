@@ -210,6 +210,11 @@ static bool schema_gbnf(pctx *c, const cJSON *schema, const char *param, char **
     return true;
 }
 
+/* tool_choice given as this string */
+static bool choice_is(const pctx *c, const char *s) {
+    return cJSON_IsString(c->tool_choice) && !strcmp(c->tool_choice->valuestring, s);
+}
+
 bool srv_build_constraint(pctx *c) {
     const cJSON *schema = NULL;
     const char *param = NULL;
@@ -228,13 +233,12 @@ bool srv_build_constraint(pctx *c) {
     }
     if (c->json_schema) schema = c->json_schema, param = "json_schema", n++;
     if (c->grammar) param = "grammar", n++;
-    const bool tools = c->tools && !(cJSON_IsString(c->tool_choice) && !strcmp(c->tool_choice->valuestring, "none"));
+    const bool tools = c->tools && !choice_is(c, "none");
     if (n > 1) return srv_fail(c->e, 400, param, "give one of response_format (json), grammar and json_schema");
     if (n && tools)
         return srv_fail(c->e, 400, param, "'%s' together with tools is not supported: the reply is either a call or "
                                           "constrained text", param);
-    if (c->tool_choice && !c->tools && !(cJSON_IsString(c->tool_choice) && !strcmp(c->tool_choice->valuestring, "none")) &&
-        !(cJSON_IsString(c->tool_choice) && !strcmp(c->tool_choice->valuestring, "auto")))
+    if (c->tool_choice && !c->tools && !choice_is(c, "none") && !choice_is(c, "auto"))
         return srv_fail(c->e, 400, "tool_choice", "'tool_choice' asks for a call but no tools are given");
     if (c->tools || c->tool_choice) return srv_tools_build(c);
     if (!n) return true;
@@ -242,7 +246,9 @@ bool srv_build_constraint(pctx *c) {
     c->gbnf_think = c->kind == SRV_CHAT; /* a raw completion has no think block of the template's */
     if (c->grammar) {
         if (!(c->gbnf = strdup(c->grammar->valuestring))) return srv_fail(c->e, 500, NULL, "out of memory");
-        /* parsed now, so a bad grammar is refused before the prompt is made */
+        /* parsed now on its own, so a bad grammar is refused before the
+         * prompt is made and the error's line numbers are the client's
+         * (srv_finish_constraint parses it again inside the wrapper) */
         pocketllm_grammar *g = NULL;
         if (pocketllm_grammar_new(c->m->model, c->gbnf, "root", &g))
             return srv_fail(c->e, 400, param, "'%s': %s", param, pocketllm_last_error());
