@@ -69,6 +69,17 @@ step "sanitizer tests"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE 'oracle|arm64' \
   -E '^e2e\.(test_vulkan_serve_batch|test_fit_moe|test_fit_plan)$')
 
+step "the vocabulary mask under the sanitizers (the bundle's Qwen2 vocabulary)"
+# (oracle.test_grammar_mask_bpe runs it in the release tree; the sanitizer
+# tree has no oracle tests, and the mask walk's shortcuts are worth
+# checking for memory errors on a real 151936-token vocabulary)
+if [ -n "$ORACLE_DIR" ]; then
+  ASAN_OPTIONS=detect_leaks=1 build-asan/pl_grammar_mask_check "$ORACLE_DIR/src/models/ggml-vocab-qwen2.gguf" \
+    tests/grammar/mask/notes.json tests/grammar/mask/notes.txt tests/grammar/mask/short.json tests/grammar/mask/short.txt
+else
+  echo "SKIPPED: no llama.cpp bundle, so no Qwen2 vocabulary for the mask check under the sanitizers" >&2
+fi
+
 step "fuzzing (${FUZZ_SECONDS}s per target, $JOBS at a time)"
 # one fuzz target: seed a corpus, run it for FUZZ_SECONDS, keep its log
 fuzz_one() {

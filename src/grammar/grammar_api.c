@@ -14,13 +14,18 @@
  * that then complete the grammar fit in the tokens after it (every byte is
  * a token of a byte-level vocabulary, so that many steps always suffice).
  */
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "grammar/gbnf.h"
+#include "grammar/grammar_loops.h"
 #include "grammar/grammar_match.h"
+#include "grammar/grammar_probe.h"
 #include "grammar/grammar_vocab.h"
 #include "pocketllm.h"
 
@@ -28,6 +33,7 @@
 #define MAX_TRIGGER_LEN 256
 #define MASK_CACHE 128                 /* remembered masks (one bitset each) */
 #define MATCHER_BYTES (64u << 20)      /* past this the automaton is rebuilt */
+#define MAX_WHOLE_CHARS 16             /* the longest texts a subtree taken whole may have */
 
 typedef struct gshared {               /* what clones share, read-only */
     pl_gbnf g;
@@ -59,6 +65,9 @@ struct pocketllm_grammar {
     uint32_t cache_state[MASK_CACHE];
     size_t n_cache, next_evict;
     uint32_t *walk;                    /* the automaton state per trie depth */
+    pl_gloops loops;                   /* each state's uniform successors (whole subtrees at once) */
+    int force_mode;                    /* tests: -1 the walk chooses, 0 marking, 1 clearing */
+    uint64_t n_whole, n_cut;           /* tests: subtrees taken at once */
     float *masked;                     /* the logits with refused tokens at -inf */
 };
 
@@ -67,6 +76,7 @@ static size_t n_words(const pocketllm_grammar *g) { return ((size_t)g->v->n_voca
 static void cache_clear(pocketllm_grammar *g) {
     for (size_t i = 0; i < g->cap_slot_of; i++) g->slot_of[i] = -1;
     g->n_cache = g->next_evict = 0;
+    pl_gloops_clear(&g->loops);
 }
 
 static pocketllm_status make(const pl_gvocab *v, gshared *sh, pocketllm_grammar **out) {
@@ -80,6 +90,7 @@ static pocketllm_status make(const pl_gvocab *v, gshared *sh, pocketllm_grammar 
     g->walk = malloc(((size_t)v->max_depth + 1) * sizeof *g->walk);
     g->masked = malloc((size_t)v->n_vocab * sizeof *g->masked);
     g->active = true;
+    g->force_mode = -1;
     if (!g->m || !g->words || !g->walk || !g->masked || (g->state = pl_gmatch_start(g->m)) == PL_GM_DEAD) {
         pocketllm_grammar_free(g);
         return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the grammar");
@@ -120,6 +131,7 @@ void pocketllm_grammar_free(pocketllm_grammar *g) {
     for (size_t i = 0; i < g->n_trig; i++) free(g->trig[i]);
     free(g->zone_open), free(g->zone_close);
     free(g->tail), free(g->log), free(g->words), free(g->slot_of), free(g->cache), free(g->walk), free(g->masked);
+    pl_gloops_free(&g->loops);
     free(g);
 }
 
@@ -373,37 +385,100 @@ pocketllm_status pocketllm_grammar_clone(const pocketllm_grammar *src, pocketllm
 
 /* ---- masks ----------------------------------------------------------- */
 
+/* A subtree of the trie below node i, entered from state q: taken whole
+ * when q's chain of uniform successors (grammar_loops.h) covers every
+ * class of byte in it for as many characters as its longest text has, or
+ * cut at the chain's length when every longer text dies where it ends;
+ * under a budget only when the farthest state its texts can end in still
+ * fits.  Returns the most characters an allowed text of it may have
+ * (UINT_MAX: all), or -1 to walk it. */
+static long subtree_verdict(pocketllm_grammar *g, size_t i, uint32_t q, int32_t budget) {
+    const pl_gvocab *v = g->v;
+    const uint64_t sc = v->sub_cls[i];
+    if (sc & (PL_GV_BAD | PL_GV_MIDCHAR)) return -1;
+    /* a subtree of long texts taken whole would measure a long chain
+     * ahead, costing more than its few long tokens do */
+    const bool whole_ok = v->sub_chars[i] <= MAX_WHOLE_CHARS;
+    /* the counts are exact only below 255 */
+    const bool cut_ok = (unsigned)v->chars_above[i] + v->sub_chars[i] < 255;
+    uint32_t far = 0;
+    unsigned cut = 0;
+    const pl_gl_verdict vd = pl_gloops_chain(&g->loops, g->m, q, sc, whole_ok ? v->sub_chars[i] : MAX_WHOLE_CHARS + 1,
+                                             &far, &cut);
+    if (vd == PL_GL_WALK || (vd == PL_GL_WHOLE && !whole_ok) || (vd == PL_GL_CUT && !cut_ok)) return -1;
+    if (budget >= 0 && (int64_t)far > (int64_t)budget - 1) return -1;
+    return vd == PL_GL_WHOLE ? (long)UINT_MAX : (long)cut;
+}
+
+/* Marks (or, in the complement, clears) tokens tok[a .. b) in words. */
+static void set_toks(uint32_t *words, const int32_t *tok, uint32_t a, uint32_t b) {
+    for (uint32_t k = a; k < b; k++) words[(uint32_t)tok[k] >> 5] |= 1u << (tok[k] & 31);
+}
+static void clear_toks(uint32_t *words, const int32_t *tok, uint32_t a, uint32_t b) {
+    for (uint32_t k = a; k < b; k++) words[(uint32_t)tok[k] >> 5] &= ~(1u << (tok[k] & 31));
+}
+
 /* The tokens allowed in state `st` into g->words (active grammars only).
  * The hot loop: one transition lookup per trie node, straight from the
  * automaton's table (re-read after a step that computes a new transition,
- * which may move it). */
+ * which may move it), except where a whole subtree is allowed at once.
+ * Where most tokens will be allowed (st goes on uniformly over letters:
+ * inside a string) the walk starts from every token and clears the
+ * refused ones instead, so a subtree allowed whole costs nothing. */
 static bool walk_mask(pocketllm_grammar *g, uint32_t st, int32_t budget) {
     const pl_gvocab *v = g->v;
-    memset(g->words, 0, n_words(g) * sizeof *g->words);
+    const bool comp = g->force_mode >= 0 ? g->force_mode == 1
+                                         : pl_gloops_succ(&g->loops, g->m, st, 1ull << pl_gvocab_byte_class('a')) != PL_GM_DEAD;
+    uint32_t *words = g->words;
+    if (comp) memcpy(words, v->in_trie, n_words(g) * sizeof *words);
+    else memset(words, 0, n_words(g) * sizeof *words);
     uint32_t *w = g->walk;
     w[0] = st;
     const uint8_t *byte = v->byte;
     const uint16_t *depth = v->depth;
     const uint32_t *skip = v->skip, *tf = v->tok_first;
     const int32_t *tok = v->tok;
-    uint32_t *words = g->words;
     const uint32_t *trans = pl_gmatch_row(g->m, 0);
     const size_t n = v->n_nodes;
     for (size_t i = 0; i < n;) {
-        const uint32_t d = depth[i];
-        uint32_t s = trans[(size_t)w[d - 1] * 256 + byte[i]];
+        const uint32_t q = w[depth[i] - 1];
+        const uint32_t next = skip[i];
+        long most = -1;
+        if (next - i >= 2) {
+            most = subtree_verdict(g, i, q, budget);
+            trans = pl_gmatch_row(g->m, 0); /* the verdict may have added states, moving the table */
+        }
+        if (most >= 0) {
+            if (most == (long)UINT_MAX) {
+                g->n_whole++;
+                if (!comp) set_toks(words, tok, tf[i], tf[next]);
+            } else {
+                g->n_cut++; /* the texts of at most `most` characters from here */
+                const unsigned lim = v->chars_above[i] + (unsigned)most;
+                for (uint32_t k = tf[i], e = tf[next]; k < e; k++)
+                    if ((v->tok_chars[k] <= lim) != comp)
+                        words[(uint32_t)tok[k] >> 5] ^= 1u << (tok[k] & 31);
+            }
+            i = next;
+            continue;
+        }
+        uint32_t s = trans[(size_t)q * 256 + byte[i]];
         if (s == PL_GM_UNKNOWN) {
-            s = pl_gmatch_step(g->m, w[d - 1], byte[i]);
+            s = pl_gmatch_step(g->m, q, byte[i]);
             trans = pl_gmatch_row(g->m, 0);
         }
         if (s == PL_GM_DEAD) {
-            i = skip[i];
+            if (comp) clear_toks(words, tok, tf[i], tf[next]);
+            i = next;
             continue;
         }
-        w[d] = s;
+        w[depth[i]] = s;
         const uint32_t a = tf[i], b = tf[i + 1];
-        if (a < b && (budget < 0 || (int64_t)pl_gmatch_distance(g->m, s) <= (int64_t)budget - 1))
-            for (uint32_t k = a; k < b; k++) words[(uint32_t)tok[k] >> 5] |= 1u << (tok[k] & 31);
+        if (a < b) {
+            const bool fits = budget < 0 || (int64_t)pl_gmatch_distance(g->m, s) <= (int64_t)budget - 1;
+            if (fits && !comp) set_toks(words, tok, a, b);
+            if (!fits && comp) clear_toks(words, tok, a, b);
+        }
         i++;
     }
     if (pl_gmatch_accepting(g->m, st))
@@ -458,6 +533,20 @@ static pocketllm_status fill_mask(pocketllm_grammar *g, int32_t budget) {
     return POCKETLLM_OK;
 }
 
+/* g->words into one byte per token, eight at a time: the product puts
+ * bit 7-k of b at the bottom of byte k (nine-bit-spaced copies of b never
+ * overlap), the byte swap turns that into bit k (little-endian stores, as
+ * on every target) */
+static void words_to_bytes(const uint32_t *words, uint8_t *allow, int32_t n_vocab) {
+    int32_t t = 0;
+    for (; t + 8 <= n_vocab; t += 8) {
+        const uint64_t b = (words[(uint32_t)t >> 5] >> (t & 31)) & 0xff;
+        const uint64_t y = __builtin_bswap64(((b * 0x8040201008040201ull) >> 7) & 0x0101010101010101ull);
+        memcpy(allow + t, &y, 8);
+    }
+    for (; t < n_vocab; t++) allow[t] = (words[(uint32_t)t >> 5] >> (t & 31)) & 1;
+}
+
 pocketllm_status pocketllm_grammar_mask(pocketllm_grammar *g, uint8_t *allow, int32_t n_vocab) {
     if (!g || !allow || n_vocab != g->v->n_vocab)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "grammar_mask: bad argument (n_vocab must be the model's)");
@@ -465,8 +554,25 @@ pocketllm_status pocketllm_grammar_mask(pocketllm_grammar *g, uint8_t *allow, in
      * timing `bench --json-schema` reports for a step that needs the mask */
     if (g->active) walk_mask(g, g->state, -1);
     else fill_mask(g, -1);
-    for (int32_t t = 0; t < n_vocab; t++) allow[t] = (g->words[(uint32_t)t >> 5] >> (t & 31)) & 1;
+    words_to_bytes(g->words, allow, n_vocab);
     return POCKETLLM_OK;
+}
+
+pocketllm_status pl_grammar_probe_mask(pocketllm_grammar *g, int32_t budget, int mode, uint8_t *allow, int32_t n_vocab) {
+    if (!g || !allow || n_vocab != g->v->n_vocab || !g->active)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "grammar probe: bad argument");
+    g->force_mode = mode;
+    walk_mask(g, g->state, budget);
+    g->force_mode = -1;
+    words_to_bytes(g->words, allow, n_vocab);
+    return POCKETLLM_OK;
+}
+
+int pl_grammar_probe_allows(pocketllm_grammar *g, int32_t id, int32_t budget) { return g && allowed(g, id, budget); }
+
+void pl_grammar_probe_counts(const pocketllm_grammar *g, uint64_t *whole, uint64_t *cut) {
+    *whole = g->n_whole;
+    *cut = g->n_cut;
 }
 
 pocketllm_status pocketllm_sampler_sample_grammar(pocketllm_sampler *s, pocketllm_grammar *g, const float *logits,
