@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/rng.h"
+#include "runtime/sampler_draw.h"
 #include "pocketllm.h"
 
 typedef struct cand {
@@ -25,6 +26,7 @@ struct pocketllm_sampler {
     size_t n_hist, cap_hist;
     cand *c;       /* n_vocab candidates */
     int32_t *count;/* per id, occurrences in the penalty window (zero between calls) */
+    pl_wcand *wc;  /* n_vocab weighted candidates for the draw without top-p */
     int32_t n_vocab;
 };
 
@@ -68,6 +70,7 @@ void pocketllm_sampler_free(pocketllm_sampler *s) {
     free(s->hist);
     free(s->c);
     free(s->count);
+    free(s->wc);
     free(s);
 }
 
@@ -148,13 +151,11 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
     if (!s || !logits || !id || n_vocab < 1) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_sample: bad argument");
     if (n_vocab != s->n_vocab) {
         cand *c = realloc(s->c, (size_t)n_vocab * sizeof *c);
-        int32_t *cnt = c ? calloc((size_t)n_vocab, sizeof *cnt) : NULL;
-        if (!c || !cnt) {
-            if (c) s->c = c;
-            free(cnt);
-            return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for %d candidates", n_vocab);
-        }
-        s->c = c;
+        if (c) s->c = c;
+        pl_wcand *wc = c ? realloc(s->wc, (size_t)n_vocab * sizeof *wc) : NULL;
+        if (wc) s->wc = wc;
+        int32_t *cnt = wc ? calloc((size_t)n_vocab, sizeof *cnt) : NULL;
+        if (!cnt) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for %d candidates", n_vocab);
         free(s->count);
         s->count = cnt;
         s->n_vocab = n_vocab;
@@ -191,8 +192,9 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
     /* probabilities over the survivors of top-k */
     float max = -INFINITY;
     for (size_t i = 0; i < n; i++) max = c[i].logit > max ? c[i].logit : max;
-    double total = 0.0;
-    for (size_t i = 0; i < n; i++) total += exp((double)c[i].logit - (double)max);
+    double total = 0.0; /* top-p's normaliser (before min-p, as llama.cpp's chain has it) */
+    if (p->top_p < 1.0f)
+        for (size_t i = 0; i < n; i++) total += exp((double)c[i].logit - (double)max);
     /* min-p keeps p_i >= min_p * p_max, i.e. logit >= max + log(min_p);
      * applying it before sorting only shortens what top-p sorts: both
      * keep a prefix of the sorted order, and min-p's test does not depend
@@ -204,8 +206,20 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
             if ((double)c[i].logit >= cut) c[k++] = c[i];
         n = k;
     }
+    if (p->top_p >= 1.0f) {
+        /* no prefix to keep: draw in the sorted order without sorting */
+        pl_wcand *wc = s->wc;
+        double sum = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            wc[i] = (pl_wcand){exp(((double)c[i].logit - (double)max) / (double)p->temperature), c[i].logit, c[i].id};
+            sum += wc[i].w;
+        }
+        *id = wc[pl_draw_select(wc, n, pl_rng_uniform_f64(&s->rng) * sum)].id;
+        return POCKETLLM_OK;
+    }
+    /* top-p: the shortest prefix of the sorted order holding top_p */
     qsort(c, n, sizeof *c, by_logit_desc);
-    if (p->top_p < 1.0f) {
+    {
         double cum = 0.0;
         size_t k = 0;
         while (k < n) {
