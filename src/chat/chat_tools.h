@@ -45,6 +45,8 @@ typedef enum pl_tool_format {
     PL_TOOLS_DSML_V32,    /* <｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="p" string="true">v... */
     PL_TOOLS_DSML_V4,     /* the same with <｜DSML｜tool_calls> (DeepSeek V4) */
     PL_TOOLS_HY3,         /* <tool_calls:opensource>\n<tool_call:opensource>f<tool_sep:opensource>\n<arg_key:opensource>... */
+    PL_TOOLS_COMMAND_R7B, /* <|START_ACTION|>[{"tool_call_id": "0", "tool_name": f, "parameters": {...}}]<|END_ACTION|> */
+    PL_TOOLS_MINICPM5,    /* <function name="f"><param name="k">v</param></function> */
     PL_TOOLS_COUNT
 } pl_tool_format;
 

@@ -15,9 +15,9 @@
  *   Apriel-1.6-15b-Thinker-fixed                    apriel
  *   Bielik-11B-v3.0-Instruct                        hermes
  *   ByteDance-Seed-OSS                              seed-oss
- *   Cohere2MoE                                      unsupported: cohere2moe
+ *   Cohere2MoE                                      command-r7b
  *   CohereForAI-c4ai-command-r-plus-tool_use        unsupported: command-r-plus
- *   CohereForAI-c4ai-command-r7b-12-2024-tool_use   unsupported: command-r7b
+ *   CohereForAI-c4ai-command-r7b-12-2024-tool_use   command-r7b
  *   GLM-4.6                                         glm
  *   GLM-4.7-Flash                                   glm
  *   GigaChat3-10B-A1.8B                             unsupported: gigachat
@@ -71,7 +71,7 @@
  *   moonshotai-Kimi-K2                              kimi-k2
  *   muse-glimmer                                    unsupported: muse-glimmer
  *   openai-gpt-oss-120b                             unsupported: gpt-oss (harmony)
- *   openbmb-MiniCPM5-1B                             unsupported: minicpm5
+ *   openbmb-MiniCPM5-1B                             minicpm5
  *   poolside-Laguna-S-2.1                           glm
  *   poolside-Laguna-XS-2.1                          glm
  *   poolside-Laguna-XS.2                            glm
@@ -96,8 +96,7 @@ static const rule rules[] = {
     {{"<|channel|>"}, NULL, PL_TOOLS_UNSUPPORTED, "gpt-oss (harmony)"},
     {{"]<]minimax[>["}, NULL, PL_TOOLS_UNSUPPORTED, "minimax-m3"},
     {{"<|open|>", "<|end_of_msg|>"}, NULL, PL_TOOLS_UNSUPPORTED, "kimi-k3"},
-    {{"<|START_TEXT|>", "<|START_ACTION|>"}, NULL, PL_TOOLS_UNSUPPORTED, "cohere2moe"},
-    {{"<|START_ACTION|>"}, NULL, PL_TOOLS_UNSUPPORTED, "command-r7b"},
+    {{"<|START_ACTION|>", "\"tool_name\""}, NULL, PL_TOOLS_COMMAND_R7B, NULL},
     {{"Action:", "tool_name"}, NULL, PL_TOOLS_UNSUPPORTED, "command-r-plus"},
     {{">>>all"}, NULL, PL_TOOLS_UNSUPPORTED, "functionary-v3.2"},
     {{"<|tool_call>call:"}, NULL, PL_TOOLS_UNSUPPORTED, "gemma4"},
@@ -106,7 +105,7 @@ static const rule rules[] = {
     {{"<|role_sep|>", "<|message_sep|>"}, NULL, PL_TOOLS_UNSUPPORTED, "gigachat"},
     {{"<atem:function_calls>"}, NULL, PL_TOOLS_UNSUPPORTED, "muse-glimmer"},
     {{"<|tools_prefix|>"}, NULL, PL_TOOLS_UNSUPPORTED, "apertus"},
-    {{"<function name=\"", "<param name=\""}, NULL, PL_TOOLS_UNSUPPORTED, "minicpm5"},
+    {{"<function name=\"", "<param name=\""}, NULL, PL_TOOLS_MINICPM5, NULL},
     {{"dsml_token", "DSML", "'function_calls>"}, NULL, PL_TOOLS_DSML_V32, NULL},
     {{"dsml_token", "DSML", "'tool_calls>"}, NULL, PL_TOOLS_DSML_V4, NULL},
     {{"<|tool_calls_section_begin|>", "<|tool_call_begin|>"}, NULL, PL_TOOLS_KIMI_K2, NULL},
@@ -156,6 +155,8 @@ static const char *const format_names[PL_TOOLS_COUNT] = {
     [PL_TOOLS_DSML_V32] = "deepseek-dsml",
     [PL_TOOLS_DSML_V4] = "deepseek-v4-dsml",
     [PL_TOOLS_HY3] = "hy3",
+    [PL_TOOLS_COMMAND_R7B] = "command-r7b",
+    [PL_TOOLS_MINICPM5] = "minicpm5",
 };
 
 const char *pl_tools_format_name(pl_tool_format f) {

@@ -252,7 +252,12 @@ static void add_call(gctx *g, int i, const cJSON *fn, const char *fname) {
     }
     if (s->shape == PL_TSHAPE_JSON) {
         char head[160];
-        snprintf(head, sizeof head, "{\"name\": \"%s\", \"%s\": ", fname, s->args_key);
+        if (s->json_lead_gbnf) {
+            lit(&rule, "{");
+            pl_tsb_printf(&rule, "%s ", s->json_lead_gbnf);
+        }
+        snprintf(head, sizeof head, "%s\"%s\": \"%s\", \"%s\": ", s->json_lead_gbnf ? "" : "{",
+                 s->name_key ? s->name_key : "name", fname, s->args_key);
         lit(&rule, head);
         pl_tsb_printf(&rule, "t%d-root ", i);
         lit(&rule, "}");

@@ -37,6 +37,11 @@ static const pl_tool_spec specs[] = {
     {.fmt = PL_TOOLS_NEMOTRON_V2, .family = "nemotron-v2", .shape = PL_TSHAPE_JSON, .open = "<TOOLCALL>",
      .close = "</TOOLCALL>", .list = true, .call_sep = ", ", .args_key = "arguments"},
 
+    /* Command R7B and Cohere2: the template numbers the calls itself */
+    {.fmt = PL_TOOLS_COMMAND_R7B, .family = "command-r7b", .shape = PL_TSHAPE_JSON, .open = "<|START_ACTION|>",
+     .close = "<|END_ACTION|>", .list = true, .call_sep = ", ", .args_key = "parameters", .name_key = "tool_name",
+     .json_lead_gbnf = "\"\\\"tool_call_id\\\": \\\"\" [0-9] [0-9]? \"\\\", \""},
+
     {.fmt = PL_TOOLS_MISTRAL, .family = "mistral", .shape = PL_TSHAPE_NAMED, .open = "[TOOL_CALLS]",
      .skip_after_name = true, .post_name_gbnf = "", .args_open = "[ARGS]", .one_per_section = true, .call_sep = ""},
     {.fmt = PL_TOOLS_MISTRAL_CALL_ID, .family = "mistral-call-id", .shape = PL_TSHAPE_NAMED, .open = "[TOOL_CALLS]",
@@ -88,6 +93,12 @@ static const pl_tool_spec specs[] = {
      .name_close = "<tool_sep:opensource>\n", .param_open = "<arg_key:opensource>",
      .key_close = "</arg_key:opensource>\n", .value_open = "<arg_value:opensource>",
      .value_close = "</arg_value:opensource>\n", .call_close = "</tool_call:opensource>\n"},
+    /* MiniCPM5: no section around the calls; a value the template would
+     * wrap in CDATA (it holds '<', '&' or a newline) is written plainly
+     * under the grammar, which lets any text but the closing tag through */
+    {.fmt = PL_TOOLS_MINICPM5, .family = "minicpm5", .shape = PL_TSHAPE_XML, .open = "<function name=\"",
+     .one_per_section = true, .call_sep = "", .name_close = "\">", .param_open = "<param name=\"", .key_close = "\">",
+     .value_close = "</param>", .call_close = "</function>"},
 };
 
 const pl_tool_spec *pl_tool_spec_get(pl_tool_format f) {

@@ -1,10 +1,12 @@
 # test_serve_tools.sh -- tool calling through the official `openai` npm
-# client (serve_tools_client.js) on four servers of one random-weight Qwen3
+# client (serve_tools_client.js) on six servers of one random-weight Qwen3
 # (tiny, the real Qwen2 vocabulary), each with another real template of the
 # llama.cpp bundle: Qwen3 (Hermes-style <tool_call> JSON), Llama 3.2 (JSON
 # reply), Qwen3-Coder (XML <function=...><parameter=...>), QwQ (Hermes calls
-# after the think block its prompt opens); and one whose template takes no
-# tools (Gemma 2).
+# after the think block its prompt opens), Command R7B (a numbered JSON
+# list between <|START_ACTION|> and <|END_ACTION|>), MiniCPM5 (XML
+# <function name=...><param name=...>, no section around the calls); and
+# one whose template takes no tools (Gemma 2).
 . "$(dirname "$0")/serve_lib.sh"
 serve_bundle
 NODE_MODULES=$(bash "$PL_SRC/scripts/install-test-npm.sh" 2>"$PL_TMP/npm.err") || {
@@ -16,7 +18,9 @@ T=$(dirname "$QWEN3_TEMPLATE")
 SERVERS="["
 i=0
 SPECS="qwen3:Qwen-Qwen3-0.6B.jinja:true:false llama3:meta-llama-Llama-3.2-3B-Instruct.jinja:false:false
-       qwen3-coder:Qwen3-Coder.jinja:true:false qwq:Qwen-QwQ-32B.jinja:true:true"
+       qwen3-coder:Qwen3-Coder.jinja:true:false qwq:Qwen-QwQ-32B.jinja:true:true
+       command-r7b:CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja:true:false
+       minicpm5:openbmb-MiniCPM5-1B.jinja:true:false"
 # the sanitizer tree: the JSON and the XML parsers' paths, half the time
 [ "${PL_SANITIZE:-0}" = 1 ] && SPECS="qwen3:Qwen-Qwen3-0.6B.jinja:true:false qwen3-coder:Qwen3-Coder.jinja:true:false"
 for spec in $SPECS; do

@@ -303,6 +303,11 @@ static void test_json_lists(void) {
                "Sure.<tool_calls>\n{\"name\": \"get_weather\", \"arguments\": " PARIS "}\n{\"name\": \"get_time\", "
                "\"arguments\": {}}\n</tool_calls>",
                want);
+    /* as Command R7B's template writes them: numbered, on their own lines */
+    parse_case(PL_TOOLS_COMMAND_R7B,
+               "Sure.<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": " PARIS
+               "},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"get_time\", \"parameters\": {}}\n]<|END_ACTION|>",
+               want);
     parse_case(PL_TOOLS_APRIEL, "<tool_calls>[{\"name\": \"get_time\", \"arguments\": {}}", "BOTCH");
     parse_case(PL_TOOLS_MISTRAL_NEMO, "[TOOL_CALLS][{\"name\": \"get_time\", \"arguments\": {}},]", "BOTCH");
     parse_case(PL_TOOLS_MISTRAL_NEMO, "[TOOL_CALLS]{\"name\": \"get_time\", \"arguments\": {}}", "BOTCH");
@@ -384,6 +389,10 @@ static void test_xml_families(void) {
                "</tool_call:opensource>\n<tool_call:opensource>get_time<tool_sep:opensource>\n"
                "</tool_call:opensource>\n</tool_calls:opensource>",
                want);
+    parse_case(PL_TOOLS_MINICPM5,
+               "<function name=\"get_weather\"><param name=\"city\">Paris</param><param name=\"days\">3</param>"
+               "</function><function name=\"get_time\"></function>",
+               want);
     parse_case(PL_TOOLS_GLM, "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris", "BOTCH");
 }
 
@@ -451,8 +460,14 @@ static void test_grammar(void) {
         /* the grammar starts with the trigger (lazy activation) */
         const char *trig = pl_tools_trigger((pl_tool_format)f);
         if (trig) {
-            char q[80];
-            snprintf(q, sizeof q, "\"%s", trig);
+            char q[80]; /* the trigger as a GBNF literal starts: quotes escaped */
+            size_t k = 0;
+            q[k++] = '"';
+            for (const char *c = trig; *c && k + 3 < sizeof q; c++) {
+                if (*c == '"') q[k++] = '\\';
+                q[k++] = *c;
+            }
+            q[k] = 0;
             char *at = strstr(g, q);
             CHECK_MSG(at != NULL, "%s: the trigger %s is not in the grammar", pl_tools_format_name((pl_tool_format)f),
                       trig);
@@ -587,6 +602,10 @@ static const struct {
                    "<arg_key:opensource>days</arg_key:opensource>\n<arg_value:opensource>3</arg_value:opensource>\n"
                    "</tool_call:opensource>\n<tool_call:opensource>get_time<tool_sep:opensource>\n"
                    "</tool_call:opensource>\n</tool_calls:opensource>"},
+    {PL_TOOLS_COMMAND_R7B, "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": " A2
+                           "}, {\"tool_call_id\": \"1\", \"tool_name\": \"get_time\", \"parameters\": {}}]<|END_ACTION|>"},
+    {PL_TOOLS_MINICPM5, "<function name=\"get_weather\"><param name=\"city\">Pa<ris</param><param name=\"days\">3</param>"
+                        "</function><function name=\"get_time\"></function>"},
 };
 
 static bool grammar_accepts(pl_tool_format f, bool parallel, const char *reply) {
@@ -639,9 +658,9 @@ static const struct {
     {"Apriel-1.6-15b-Thinker-fixed", "apriel"},
     {"Bielik-11B-v3.0-Instruct", "hermes"},
     {"ByteDance-Seed-OSS", "seed-oss"},
-    {"Cohere2MoE", "unsupported: cohere2moe"},
+    {"Cohere2MoE", "command-r7b"},
     {"CohereForAI-c4ai-command-r-plus-tool_use", "unsupported: command-r-plus"},
-    {"CohereForAI-c4ai-command-r7b-12-2024-tool_use", "unsupported: command-r7b"},
+    {"CohereForAI-c4ai-command-r7b-12-2024-tool_use", "command-r7b"},
     {"GLM-4.6", "glm"},
     {"GLM-4.7-Flash", "glm"},
     {"GigaChat3-10B-A1.8B", "unsupported: gigachat"},
@@ -695,7 +714,7 @@ static const struct {
     {"moonshotai-Kimi-K2", "kimi-k2"},
     {"muse-glimmer", "unsupported: muse-glimmer"},
     {"openai-gpt-oss-120b", "unsupported: gpt-oss (harmony)"},
-    {"openbmb-MiniCPM5-1B", "unsupported: minicpm5"},
+    {"openbmb-MiniCPM5-1B", "minicpm5"},
     {"poolside-Laguna-S-2.1", "glm"},
     {"poolside-Laguna-XS-2.1", "glm"},
     {"poolside-Laguna-XS.2", "glm"},
