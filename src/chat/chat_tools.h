@@ -47,6 +47,7 @@ typedef enum pl_tool_format {
     PL_TOOLS_HY3,         /* <tool_calls:opensource>\n<tool_call:opensource>f<tool_sep:opensource>\n<arg_key:opensource>... */
     PL_TOOLS_COMMAND_R7B, /* <|START_ACTION|>[{"tool_call_id": "0", "tool_name": f, "parameters": {...}}]<|END_ACTION|> */
     PL_TOOLS_MINICPM5,    /* <function name="f"><param name="k">v</param></function> */
+    PL_TOOLS_APERTUS,     /* <|tools_prefix|>[{"f": {...}}, ...]<|tools_suffix|> */
     PL_TOOLS_COUNT
 } pl_tool_format;
 

@@ -133,7 +133,16 @@ int pl_tp_step_json(pl_tool_parser *p) {
             if (p->text.len - p->pos > 256) return pl_tp_botch(p, "a key in a tool call is too long");
             return R_WAIT;
         }
-        p->key_role = esc ? KEY_OTHER : key_role(t + p->pos, q - p->pos);
+        if (p->spec->name_is_key) {
+            /* {"<name>": {arguments}}: the key opens the call, one per object */
+            if (p->nkeys) return pl_tp_botch(p, "a tool call object with more than its function's key");
+            if (esc) return pl_tp_botch(p, "tool call with a bad function name");
+            if (!pl_tp_call_start(p, p->pos, q)) return R_IDLE;
+            p->have_name = true;
+            p->key_role = KEY_ARGS;
+        } else {
+            p->key_role = esc ? KEY_OTHER : key_role(t + p->pos, q - p->pos);
+        }
         p->nkeys++;
         p->pos = q + 1;
         p->st = P_J_COLON;

@@ -11,7 +11,7 @@
  * tests/unit/test_chat_tools.c asserts:
  *
  *   template                                        format
- *   Apertus-8B-Instruct                             unsupported: apertus
+ *   Apertus-8B-Instruct                             apertus
  *   Apriel-1.6-15b-Thinker-fixed                    apriel
  *   Bielik-11B-v3.0-Instruct                        hermes
  *   ByteDance-Seed-OSS                              seed-oss
@@ -104,7 +104,7 @@ static const rule rules[] = {
     {{"List of tools: ["}, NULL, PL_TOOLS_UNSUPPORTED, "lfm2 (pythonic)"},
     {{"<|role_sep|>", "<|message_sep|>"}, NULL, PL_TOOLS_UNSUPPORTED, "gigachat"},
     {{"<atem:function_calls>"}, NULL, PL_TOOLS_UNSUPPORTED, "muse-glimmer"},
-    {{"<|tools_prefix|>"}, NULL, PL_TOOLS_UNSUPPORTED, "apertus"},
+    {{"<|tools_prefix|>", "<|tools_suffix|>"}, NULL, PL_TOOLS_APERTUS, NULL},
     {{"<function name=\"", "<param name=\""}, NULL, PL_TOOLS_MINICPM5, NULL},
     {{"dsml_token", "DSML", "'function_calls>"}, NULL, PL_TOOLS_DSML_V32, NULL},
     {{"dsml_token", "DSML", "'tool_calls>"}, NULL, PL_TOOLS_DSML_V4, NULL},
@@ -157,6 +157,7 @@ static const char *const format_names[PL_TOOLS_COUNT] = {
     [PL_TOOLS_HY3] = "hy3",
     [PL_TOOLS_COMMAND_R7B] = "command-r7b",
     [PL_TOOLS_MINICPM5] = "minicpm5",
+    [PL_TOOLS_APERTUS] = "apertus",
 };
 
 const char *pl_tools_format_name(pl_tool_format f) {

@@ -256,8 +256,11 @@ static void add_call(gctx *g, int i, const cJSON *fn, const char *fname) {
             lit(&rule, "{");
             pl_tsb_printf(&rule, "%s ", s->json_lead_gbnf);
         }
-        snprintf(head, sizeof head, "%s\"%s\": \"%s\", \"%s\": ", s->json_lead_gbnf ? "" : "{",
-                 s->name_key ? s->name_key : "name", fname, s->args_key);
+        if (s->name_is_key)
+            snprintf(head, sizeof head, "{\"%s\": ", fname);
+        else
+            snprintf(head, sizeof head, "%s\"%s\": \"%s\", \"%s\": ", s->json_lead_gbnf ? "" : "{",
+                     s->name_key ? s->name_key : "name", fname, s->args_key);
         lit(&rule, head);
         pl_tsb_printf(&rule, "t%d-root ", i);
         lit(&rule, "}");

@@ -39,6 +39,7 @@ typedef struct pl_tool_spec {
     bool multi;                /* several objects in a row inside the section */
     const char *args_key;      /* grammar: "arguments" or "parameters" */
     const char *name_key;      /* grammar: the name's key (NULL: "name") */
+    bool name_is_key;          /* JSON: each call is {"<name>": {arguments}} */
     const char *json_lead_gbnf;/* grammar: the members before the name's (a call id), with their ", " */
     /* NAMED and XML: one call */
     const char *call_open;     /* before each call inside a section; NULL: the section opens the call */

@@ -41,6 +41,9 @@ static const pl_tool_spec specs[] = {
     {.fmt = PL_TOOLS_COMMAND_R7B, .family = "command-r7b", .shape = PL_TSHAPE_JSON, .open = "<|START_ACTION|>",
      .close = "<|END_ACTION|>", .list = true, .call_sep = ", ", .args_key = "parameters", .name_key = "tool_name",
      .json_lead_gbnf = "\"\\\"tool_call_id\\\": \\\"\" [0-9] [0-9]? \"\\\", \""},
+    /* Apertus: the function's name is the call object's one key */
+    {.fmt = PL_TOOLS_APERTUS, .family = "apertus", .shape = PL_TSHAPE_JSON, .open = "<|tools_prefix|>",
+     .close = "<|tools_suffix|>", .list = true, .call_sep = ", ", .name_is_key = true},
 
     {.fmt = PL_TOOLS_MISTRAL, .family = "mistral", .shape = PL_TSHAPE_NAMED, .open = "[TOOL_CALLS]",
      .skip_after_name = true, .post_name_gbnf = "", .args_open = "[ARGS]", .one_per_section = true, .call_sep = ""},

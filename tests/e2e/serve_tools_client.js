@@ -110,9 +110,11 @@ async function onServer(s) {
   // "one or more" is taken more than once (and the budget still closes it)
   if (s.parallel) {
     // (thinking off: a random model's think block would spend the budget;
-    // set_mode's one enum argument keeps each call short)
+    // set_mode's one enum argument keeps each call short; where the calls
+    // are a JSON list, s.bias also biases away the tokens that close it)
     const par = { ...base, tool_choice: { type: 'function', function: { name: 'set_mode' } }, parallel_tool_calls: true,
-      max_tokens: 200, logit_bias: { '151643': -100, '151645': -100 }, chat_template_kwargs: { enable_thinking: false } };
+      max_tokens: 200, logit_bias: { '151643': -100, '151645': -100, ...(s.bias || {}) },
+      chat_template_kwargs: { enable_thinking: false } };
     const r = await client.chat.completions.create(par);
     checkCalls(`${s.name} parallel`, r.choices[0].message.tool_calls, 'set_mode');
     check((r.choices[0].message.tool_calls || []).length >= 2, `${s.name} parallel: ${JSON.stringify(r.choices[0].message)}`);

@@ -308,6 +308,10 @@ static void test_json_lists(void) {
                "Sure.<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": " PARIS
                "},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"get_time\", \"parameters\": {}}\n]<|END_ACTION|>",
                want);
+    parse_case(PL_TOOLS_APERTUS,
+               "Sure.<|tools_prefix|>[{\"get_weather\": " PARIS "}, {\"get_time\": {}}]<|tools_suffix|>", want);
+    parse_case(PL_TOOLS_APERTUS, "<|tools_prefix|>[{\"get_time\": {}, \"get_weather\": {}}]<|tools_suffix|>", "BOTCH");
+    parse_case(PL_TOOLS_APERTUS, "<|tools_prefix|>[{\"nope\": {}}]<|tools_suffix|>", "BOTCH");
     parse_case(PL_TOOLS_APRIEL, "<tool_calls>[{\"name\": \"get_time\", \"arguments\": {}}", "BOTCH");
     parse_case(PL_TOOLS_MISTRAL_NEMO, "[TOOL_CALLS][{\"name\": \"get_time\", \"arguments\": {}},]", "BOTCH");
     parse_case(PL_TOOLS_MISTRAL_NEMO, "[TOOL_CALLS]{\"name\": \"get_time\", \"arguments\": {}}", "BOTCH");
@@ -604,6 +608,7 @@ static const struct {
                    "</tool_call:opensource>\n</tool_calls:opensource>"},
     {PL_TOOLS_COMMAND_R7B, "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": " A2
                            "}, {\"tool_call_id\": \"1\", \"tool_name\": \"get_time\", \"parameters\": {}}]<|END_ACTION|>"},
+    {PL_TOOLS_APERTUS, "<|tools_prefix|>[{\"get_weather\": " A2 "}, {\"get_time\": {}}]<|tools_suffix|>"},
     {PL_TOOLS_MINICPM5, "<function name=\"get_weather\"><param name=\"city\">Pa<ris</param><param name=\"days\">3</param>"
                         "</function><function name=\"get_time\"></function>"},
 };
@@ -654,7 +659,7 @@ static void test_grammar_engine(void) {
 static const struct {
     const char *file, *format;
 } TABLE[] = {
-    {"Apertus-8B-Instruct", "unsupported: apertus"},
+    {"Apertus-8B-Instruct", "apertus"},
     {"Apriel-1.6-15b-Thinker-fixed", "apriel"},
     {"Bielik-11B-v3.0-Instruct", "hermes"},
     {"ByteDance-Seed-OSS", "seed-oss"},
