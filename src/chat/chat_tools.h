@@ -48,6 +48,7 @@ typedef enum pl_tool_format {
     PL_TOOLS_COMMAND_R7B, /* <|START_ACTION|>[{"tool_call_id": "0", "tool_name": f, "parameters": {...}}]<|END_ACTION|> */
     PL_TOOLS_MINICPM5,    /* <function name="f"><param name="k">v</param></function> */
     PL_TOOLS_APERTUS,     /* <|tools_prefix|>[{"f": {...}}, ...]<|tools_suffix|> */
+    PL_TOOLS_LFM2,        /* <|tool_call_start|>[f(k="v", n=1), g()]<|tool_call_end|> */
     PL_TOOLS_COUNT
 } pl_tool_format;
 

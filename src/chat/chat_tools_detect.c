@@ -26,9 +26,9 @@
  *   Kimi-K2-Instruct                                kimi-k2
  *   Kimi-K2-Thinking                                kimi-k2
  *   Kimi-K3                                         unsupported: kimi-k3
- *   LFM2-8B-A1B                                     unsupported: lfm2 (pythonic)
- *   LFM2.5-8B-A1B                                   unsupported: lfm2 (pythonic)
- *   LFM2.5-Instruct                                 unsupported: lfm2 (pythonic)
+ *   LFM2-8B-A1B                                     lfm2
+ *   LFM2.5-8B-A1B                                   lfm2
+ *   LFM2.5-Instruct                                 lfm2
  *   MiMo-VL                                         hermes
  *   MiniMax-M1                                      minimax-m1
  *   MiniMax-M2                                      minimax-m2
@@ -100,8 +100,8 @@ static const rule rules[] = {
     {{"Action:", "tool_name"}, NULL, PL_TOOLS_UNSUPPORTED, "command-r-plus"},
     {{">>>all"}, NULL, PL_TOOLS_UNSUPPORTED, "functionary-v3.2"},
     {{"<|tool_call>call:"}, NULL, PL_TOOLS_UNSUPPORTED, "gemma4"},
-    {{"<|tool_list_start|>"}, NULL, PL_TOOLS_UNSUPPORTED, "lfm2 (pythonic)"},
-    {{"List of tools: ["}, NULL, PL_TOOLS_UNSUPPORTED, "lfm2 (pythonic)"},
+    {{"<|tool_list_start|>"}, NULL, PL_TOOLS_LFM2, NULL},
+    {{"List of tools: ["}, NULL, PL_TOOLS_LFM2, NULL},
     {{"<|role_sep|>", "<|message_sep|>"}, NULL, PL_TOOLS_UNSUPPORTED, "gigachat"},
     {{"<atem:function_calls>"}, NULL, PL_TOOLS_UNSUPPORTED, "muse-glimmer"},
     {{"<|tools_prefix|>", "<|tools_suffix|>"}, NULL, PL_TOOLS_APERTUS, NULL},
@@ -158,6 +158,7 @@ static const char *const format_names[PL_TOOLS_COUNT] = {
     [PL_TOOLS_COMMAND_R7B] = "command-r7b",
     [PL_TOOLS_MINICPM5] = "minicpm5",
     [PL_TOOLS_APERTUS] = "apertus",
+    [PL_TOOLS_LFM2] = "lfm2",
 };
 
 const char *pl_tools_format_name(pl_tool_format f) {

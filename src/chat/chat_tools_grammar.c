@@ -240,17 +240,93 @@ static void xml_params(gctx *g, pl_tsb *rule, int i, const cJSON *fn, const char
     }
 }
 
+/* Python: the keyword arguments of function i, in the schema's order,
+ * required ones always, the others optional, ", " between those written:
+ * rules t<i>-py-s<k> (none written yet from parameter k on) and
+ * t<i>-py-t<k> (some written).  A value is the JSON the schema compiler
+ * makes for its parameter (a JSON string is a Python one; the parser takes
+ * JSON's true / false / null too), Python's words for a parameter that is
+ * only a boolean or only null.  Without properties: any keywords, any
+ * values. */
+static void py_params(gctx *g, pl_tsb *rule, int i, const cJSON *fn, const char *fname) {
+    const cJSON *params = pl_tj_get(fn, "parameters");
+    const cJSON *props = pl_tj_get(params, "properties");
+    const cJSON *req = pl_tj_get(params, "required");
+    if (props && !pl_tj_is(props, cJSON_Object)) {
+        fail(g, "tool '%s': its parameters' properties are not an object%s%s", fname, "", "");
+        return;
+    }
+    if (!props || !props->child) {
+        cJSON *any = cJSON_CreateObject();
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "t%dany-", i);
+        if (any) add_schema(g, any, prefix, fname);
+        else fail(g, "out of memory%s%s%s", "", "", "");
+        cJSON_Delete(any);
+        pl_tsb_printf(&g->out, "t%d-py-kw ::= [a-zA-Z_] [a-zA-Z0-9_]* \"=\" t%dany-root\n", i, i);
+        pl_tsb_printf(rule, "( t%d-py-kw ( \", \" t%d-py-kw )* )? ", i, i);
+        return;
+    }
+    int n = 0;
+    for (const cJSON *pr = props->child; pr; pr = pr->next) n++;
+    int j = 0;
+    for (const cJSON *pr = props->child; pr && !g->failed; pr = pr->next, j++) {
+        const char *key = pr->string;
+        bool ident = key[0] && !(key[0] >= '0' && key[0] <= '9');
+        for (const char *c = key; *c; c++)
+            ident = ident && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_');
+        if (!ident) {
+            fail(g, "tool '%s': parameter name '%s' is not a Python keyword argument%s", fname, key, "");
+            return;
+        }
+        bool required = false;
+        for (const cJSON *r = pl_tj_is(req, cJSON_Array) ? req->child : NULL; r; r = r->next)
+            required = required || (pl_tj_is(r, cJSON_String) && strcmp(r->valuestring, key) == 0);
+        /* the argument: t<i>-py-a<j> */
+        const unsigned types = pl_schema_types(pr);
+        pl_tsb_printf(&g->out, "t%d-py-a%d ::= ", i, j);
+        lit(&g->out, key);
+        lit(&g->out, "=");
+        if (types == PL_JT_BOOL) {
+            pl_tsb_puts(&g->out, "( \"True\" | \"False\" )\n");
+        } else if (types == PL_JT_NULL) {
+            pl_tsb_puts(&g->out, "\"None\"\n");
+        } else {
+            char prefix[48];
+            snprintf(prefix, sizeof prefix, "t%dp%d-", i, j);
+            pl_tsb_printf(&g->out, "%sroot\n", prefix);
+            add_schema(g, pr, prefix, fname);
+        }
+        /* s<j>: nothing written before; t<j>: something was */
+        if (required) {
+            pl_tsb_printf(&g->out, "t%d-py-s%d ::= t%d-py-a%d t%d-py-t%d\n", i, j, i, j, i, j + 1);
+            pl_tsb_printf(&g->out, "t%d-py-t%d ::= \", \" t%d-py-a%d t%d-py-t%d\n", i, j, i, j, i, j + 1);
+        } else {
+            pl_tsb_printf(&g->out, "t%d-py-s%d ::= t%d-py-a%d t%d-py-t%d | t%d-py-s%d\n", i, j, i, j, i, j + 1, i, j + 1);
+            pl_tsb_printf(&g->out, "t%d-py-t%d ::= ( \", \" t%d-py-a%d )? t%d-py-t%d\n", i, j, i, j, i, j + 1);
+        }
+    }
+    pl_tsb_printf(&g->out, "t%d-py-s%d ::= \"\"\nt%d-py-t%d ::= \"\"\n", i, n, i, n);
+    pl_tsb_printf(rule, "t%d-py-s0 ", i);
+}
+
 /* rule tc-f<i>: one call to function i */
 static void add_call(gctx *g, int i, const cJSON *fn, const char *fname) {
     const pl_tool_spec *s = g->s;
     pl_tsb rule = {0};
     pl_tsb_printf(&rule, "tc-f%d ::= ", i);
-    bool opens_call = s->shape != PL_TSHAPE_JSON && !s->call_open; /* the trigger opens each call */
+    /* the trigger opens each call (Python calls sit in one list) */
+    bool opens_call = s->shape != PL_TSHAPE_JSON && s->shape != PL_TSHAPE_PY && !s->call_open;
     if (opens_call) {
         lit(&rule, s->open);
         if (s->open_nl) lit(&rule, "\n");
     }
-    if (s->shape == PL_TSHAPE_JSON) {
+    if (s->shape == PL_TSHAPE_PY) {
+        lit(&rule, fname);
+        lit(&rule, "(");
+        py_params(g, &rule, i, fn, fname);
+        lit(&rule, ")");
+    } else if (s->shape == PL_TSHAPE_JSON) {
         char head[160];
         if (s->json_lead_gbnf) {
             lit(&rule, "{");
@@ -292,7 +368,7 @@ static void add_call(gctx *g, int i, const cJSON *fn, const char *fname) {
 static void add_root(gctx *g, bool parallel, pl_tsb *root) {
     const pl_tool_spec *s = g->s;
     const char *sep = s->call_sep ? s->call_sep : "";
-    bool opens_call = s->shape != PL_TSHAPE_JSON && !s->call_open;
+    bool opens_call = s->shape != PL_TSHAPE_JSON && s->shape != PL_TSHAPE_PY && !s->call_open;
     const char *item = "tc-any ";
     if (s->open && !opens_call && s->one_per_section) {
         /* each call in its own section */

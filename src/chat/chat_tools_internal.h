@@ -22,7 +22,9 @@
  * The strings are the canonical text (what the grammar writes); the parser
  * matches them with their outer whitespace trimmed and any whitespace
  * allowed around them (never inside an XML value). */
-typedef enum pl_tool_shape { PL_TSHAPE_JSON, PL_TSHAPE_NAMED, PL_TSHAPE_XML } pl_tool_shape;
+/* JSON call objects; a name then a JSON arguments object; XML parameters;
+ * Python calls f(k=v, ...) (LFM2) */
+typedef enum pl_tool_shape { PL_TSHAPE_JSON, PL_TSHAPE_NAMED, PL_TSHAPE_XML, PL_TSHAPE_PY } pl_tool_shape;
 
 typedef struct pl_tool_spec {
     pl_tool_format fmt;

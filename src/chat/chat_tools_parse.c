@@ -184,6 +184,7 @@ void pl_tp_section(pl_tool_parser *p) {
     }
     case PL_TSHAPE_NAMED: p->st = s->call_open ? P_N_CALL : P_N_NAME_OPEN; break;
     case PL_TSHAPE_XML: p->st = s->call_open ? P_X_CALL : P_X_NAME; break;
+    case PL_TSHAPE_PY: p->st = P_P_NAME; break;
     }
 }
 
@@ -306,6 +307,7 @@ static int step(pl_tool_parser *p) {
     switch (p->spec->shape) {
     case PL_TSHAPE_JSON: return pl_tp_step_json(p);
     case PL_TSHAPE_NAMED: return pl_tp_step_named(p);
+    case PL_TSHAPE_PY: return pl_tp_step_py(p);
     default: return pl_tp_step_xml(p);
     }
 }

@@ -49,6 +49,14 @@ enum {
     P_X_KEY_CLOSE,
     P_X_VALUE_OPEN,
     P_X_VALUE,
+    /* Python calls */
+    P_P_NAME,      /* the function's name */
+    P_P_OPEN,      /* '(' */
+    P_P_KEY,       /* a keyword or ')' */
+    P_P_EQ,        /* '=' */
+    P_P_VALUE,     /* a Python literal */
+    P_P_NEXT,      /* ',' or ')' */
+    P_P_CALL_NEXT, /* ',' (another call) or ']' */
     P_BOTCHED
 };
 
@@ -133,6 +141,7 @@ void pl_tp_section(pl_tool_parser *p);
 int pl_tp_step_json(pl_tool_parser *p);
 int pl_tp_step_named(pl_tool_parser *p);
 int pl_tp_step_xml(pl_tool_parser *p);
+int pl_tp_step_py(pl_tool_parser *p);
 /* The arguments object's text through the validator, sent as ARGS while
  * it streams; R_GO once it is complete (args_end set). */
 int pl_tp_scan_args(pl_tool_parser *p, bool is_args);

@@ -102,6 +102,11 @@ static const pl_tool_spec specs[] = {
     {.fmt = PL_TOOLS_MINICPM5, .family = "minicpm5", .shape = PL_TSHAPE_XML, .open = "<function name=\"",
      .one_per_section = true, .call_sep = "", .name_close = "\">", .param_open = "<param name=\"", .key_close = "\">",
      .value_close = "</param>", .call_close = "</function>"},
+    /* LFM2: Python calls in one list (the templates that render calls write
+     * strings in single quotes; the grammar writes JSON's double-quoted
+     * strings, which Python reads the same) */
+    {.fmt = PL_TOOLS_LFM2, .family = "lfm2", .shape = PL_TSHAPE_PY, .open = "<|tool_call_start|>[",
+     .close = "<|tool_call_end|>", .list = true, .call_sep = ", "},
 };
 
 const pl_tool_spec *pl_tool_spec_get(pl_tool_format f) {

@@ -1,13 +1,16 @@
 # test_serve_tools.sh -- tool calling through the official `openai` npm
-# client (serve_tools_client.js) on seven servers of one random-weight Qwen3
+# client (serve_tools_client.js) on eight servers of one random-weight Qwen3
 # (tiny, the real Qwen2 vocabulary), each with another real template of the
 # llama.cpp bundle: Qwen3 (Hermes-style <tool_call> JSON), Llama 3.2 (JSON
 # reply), Qwen3-Coder (XML <function=...><parameter=...>), QwQ (Hermes calls
 # after the think block its prompt opens), Command R7B (a numbered JSON
 # list between <|START_ACTION|> and <|END_ACTION|>), MiniCPM5 (XML
 # <function name=...><param name=...>, no section around the calls), Apertus
-# ({"name": {arguments}} objects between <|tools_prefix|> and <|tools_suffix|>); and
-# one whose template takes no tools (Gemma 2).
+# ({"name": {arguments}} objects between <|tools_prefix|> and <|tools_suffix|>),
+# LFM2.5 (Python calls f(k="v") in a list; its parallel calls are left to
+# unit.test_chat_tools: its template lets a think block open anywhere, and
+# the random model spends the parallel check's budget there); and one whose
+# template takes no tools (Gemma 2).
 . "$(dirname "$0")/serve_lib.sh"
 serve_bundle
 NODE_MODULES=$(bash "$PL_SRC/scripts/install-test-npm.sh" 2>"$PL_TMP/npm.err") || {
@@ -18,12 +21,14 @@ serve_model "$PL_TMP/m.gguf" --shape tiny --type f16 --seed 11
 T=$(dirname "$QWEN3_TEMPLATE")
 SERVERS="["
 i=0
-# name:template:parallel:think[:list] -- list: the calls are a JSON list, so
-# the parallel check also biases away the tokens that close it ("]", "]<")
+# name:template:parallel:think[:list] -- list: the calls are a list, so the
+# parallel check also biases away the tokens that close it ("]", "]<", ")]",
+# "\")]")
 SPECS="qwen3:Qwen-Qwen3-0.6B.jinja:true:false llama3:meta-llama-Llama-3.2-3B-Instruct.jinja:false:false
        qwen3-coder:Qwen3-Coder.jinja:true:false qwq:Qwen-QwQ-32B.jinja:true:true
        command-r7b:CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja:true:false:list
-       minicpm5:openbmb-MiniCPM5-1B.jinja:true:false apertus:Apertus-8B-Instruct.jinja:true:false:list"
+       minicpm5:openbmb-MiniCPM5-1B.jinja:true:false apertus:Apertus-8B-Instruct.jinja:true:false:list
+       lfm2:LFM2.5-8B-A1B.jinja:false:false"
 # the sanitizer tree: the JSON and the XML parsers' paths, half the time
 [ "${PL_SANITIZE:-0}" = 1 ] && SPECS="qwen3:Qwen-Qwen3-0.6B.jinja:true:false qwen3-coder:Qwen3-Coder.jinja:true:false"
 for spec in $SPECS; do
@@ -31,7 +36,7 @@ for spec in $SPECS; do
     serve_start "$name" --model "$PL_TMP/m.gguf" --name m --template "$T/$file" --ctx 2048 --parallel 2 -t 1
     [ $i -gt 0 ] && SERVERS="$SERVERS,"
     bias="{}"
-    [ "$list" = list ] && bias='{"60":-100,"34139":-100}'
+    [ "$list" = list ] && bias='{"60":-100,"34139":-100,"7252":-100,"30917":-100}'
     SERVERS="$SERVERS{\"name\":\"$name\",\"base\":\"$BASE/v1\",\"parallel\":$parallel,\"think\":$think,\"bias\":$bias}"
     eval "PID_$i=\$SERVER_PID LOG_$i=\$SERVER_LOG"
     i=$((i + 1))

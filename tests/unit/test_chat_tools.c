@@ -400,6 +400,25 @@ static void test_xml_families(void) {
     parse_case(PL_TOOLS_GLM, "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris", "BOTCH");
 }
 
+/* Python calls: either quote, escapes, Python's words, nested literals,
+ * a value of the wrong type taken as its text where strings are allowed */
+static void test_python(void) {
+    const pl_tool_format f = PL_TOOLS_LFM2;
+    parse_case(f, "Sure.<|tool_call_start|>[get_weather(city=\"Paris\", days=3), get_time()]<|tool_call_end|>",
+               "Sure.|get_weather {\"city\": \"Paris\", \"days\": 3}|get_time {}");
+    parse_case(f,
+               "<|tool_call_start|>[get_weather(city='It\\'s \\u00e9\\n', metric=True, note=None, opts={'a': [1, (2, 3)], "
+               "\"b\": false}, temp=-1.5)]<|tool_call_end|> done",
+               "done|get_weather {\"city\": \"It's \u00e9\\n\", \"metric\": true, \"note\": null, \"opts\": {\"a\": [1, "
+               "[2, 3]], \"b\": false}, \"temp\": -1.5}");
+    parse_case(f, "<|tool_call_start|>[get_weather(city=12)]<|tool_call_end|>", "-|get_weather {\"city\": \"12\"}");
+    parse_case(f, "<|tool_call_start|>[get_weather(days='x')]<|tool_call_end|>", "BOTCH");
+    parse_case(f, "<|tool_call_start|>[nope()]<|tool_call_end|>", "BOTCH");
+    parse_case(f, "<|tool_call_start|>[get_time(tz=\"UTC\"]<|tool_call_end|>", "BOTCH");
+    /* a bare word is no Python literal: as text, where strings are allowed */
+    parse_case(f, "<|tool_call_start|>[get_time(tz=UTC)]<|tool_call_end|>", "-|get_time {\"tz\": \"UTC\"}");
+}
+
 /* ids: unique within a reply and across seeds; no tools: any name */
 static void test_ids_and_untyped(void) {
     const char *reply = "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>"
@@ -609,6 +628,7 @@ static const struct {
     {PL_TOOLS_COMMAND_R7B, "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": " A2
                            "}, {\"tool_call_id\": \"1\", \"tool_name\": \"get_time\", \"parameters\": {}}]<|END_ACTION|>"},
     {PL_TOOLS_APERTUS, "<|tools_prefix|>[{\"get_weather\": " A2 "}, {\"get_time\": {}}]<|tools_suffix|>"},
+    {PL_TOOLS_LFM2, "<|tool_call_start|>[get_weather(city=\"Pa<ris\", days=3), get_time()]<|tool_call_end|>"},
     {PL_TOOLS_MINICPM5, "<function name=\"get_weather\"><param name=\"city\">Pa<ris</param><param name=\"days\">3</param>"
                         "</function><function name=\"get_time\"></function>"},
 };
@@ -674,9 +694,9 @@ static const struct {
     {"Kimi-K2-Instruct", "kimi-k2"},
     {"Kimi-K2-Thinking", "kimi-k2"},
     {"Kimi-K3", "unsupported: kimi-k3"},
-    {"LFM2-8B-A1B", "unsupported: lfm2 (pythonic)"},
-    {"LFM2.5-8B-A1B", "unsupported: lfm2 (pythonic)"},
-    {"LFM2.5-Instruct", "unsupported: lfm2 (pythonic)"},
+    {"LFM2-8B-A1B", "lfm2"},
+    {"LFM2.5-8B-A1B", "lfm2"},
+    {"LFM2.5-Instruct", "lfm2"},
     {"MiMo-VL", "hermes"},
     {"MiniMax-M1", "minimax-m1"},
     {"MiniMax-M2", "minimax-m2"},
@@ -817,6 +837,7 @@ int main(void) {
     test_json_lists();
     test_named();
     test_xml_families();
+    test_python();
     test_ids_and_untyped();
     test_grammar();
 #ifdef HAVE_GRAMMAR_ENGINE
