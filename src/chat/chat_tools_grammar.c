@@ -199,17 +199,25 @@ static void xml_string_value(gctx *g, pl_tsb *rule, const cJSON *ps, const char 
     pl_tsb_puts(rule, ") ");
 }
 
+/* A function's parameters' properties (NULL: none) and required list;
+ * false (failed) when the properties are not an object. */
+static bool param_props(gctx *g, const cJSON *fn, const char *fname, const cJSON **props, const cJSON **req) {
+    const cJSON *params = pl_tj_get(fn, "parameters");
+    *props = pl_tj_get(params, "properties");
+    *req = pl_tj_get(params, "required");
+    if (*props && !pl_tj_is(*props, cJSON_Object)) {
+        fail(g, "tool '%s': its parameters' properties are not an object%s%s", fname, "", "");
+        return false;
+    }
+    return true;
+}
+
 /* XML: the parameters of function i, in the schema's order (required ones
  * always, the others optional) */
 static void xml_params(gctx *g, pl_tsb *rule, int i, const cJSON *fn, const char *fname) {
     const pl_tool_spec *s = g->s;
-    const cJSON *params = pl_tj_get(fn, "parameters");
-    const cJSON *props = pl_tj_get(params, "properties");
-    const cJSON *req = pl_tj_get(params, "required");
-    if (props && !pl_tj_is(props, cJSON_Object)) {
-        fail(g, "tool '%s': its parameters' properties are not an object%s%s", fname, "", "");
-        return;
-    }
+    const cJSON *props, *req;
+    if (!param_props(g, fn, fname, &props, &req)) return;
     int j = 0;
     for (const cJSON *pr = props ? props->child : NULL; pr && !g->failed; pr = pr->next, j++) {
         bool required = false;
@@ -249,13 +257,8 @@ static void xml_params(gctx *g, pl_tsb *rule, int i, const cJSON *fn, const char
  * only a boolean or only null.  Without properties: any keywords, any
  * values. */
 static void py_params(gctx *g, pl_tsb *rule, int i, const cJSON *fn, const char *fname) {
-    const cJSON *params = pl_tj_get(fn, "parameters");
-    const cJSON *props = pl_tj_get(params, "properties");
-    const cJSON *req = pl_tj_get(params, "required");
-    if (props && !pl_tj_is(props, cJSON_Object)) {
-        fail(g, "tool '%s': its parameters' properties are not an object%s%s", fname, "", "");
-        return;
-    }
+    const cJSON *props, *req;
+    if (!param_props(g, fn, fname, &props, &req)) return;
     if (!props || !props->child) {
         cJSON *any = cJSON_CreateObject();
         char prefix[32];

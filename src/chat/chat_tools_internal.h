@@ -111,6 +111,8 @@ bool pl_json_unescape(pl_tsb *b, const char *s, size_t n);
 
 /* Appends s as the inside of a JSON string (no quotes). */
 void pl_json_escape(pl_tsb *b, const char *s, size_t n);
+/* One code point (at most U+10FFFF) as UTF-8. */
+void pl_tsb_put_utf8(pl_tsb *b, unsigned cp);
 
 /* ---- the tools array (cJSON structs read directly) -------------------- */
 const cJSON *pl_tj_get(const cJSON *obj, const char *key);

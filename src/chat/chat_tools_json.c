@@ -337,7 +337,7 @@ static int hex4(const char *s) {
     return v;
 }
 
-static void put_utf8(pl_tsb *b, unsigned cp) {
+void pl_tsb_put_utf8(pl_tsb *b, unsigned cp) {
     char u[4];
     size_t n;
     if (cp < 0x80) u[0] = (char)cp, n = 1;
@@ -377,7 +377,7 @@ bool pl_json_unescape(pl_tsb *b, const char *s, size_t n) {
                 }
             }
             if (cp >= 0xD800 && cp < 0xE000) return false; /* a lone surrogate */
-            put_utf8(b, cp);
+            pl_tsb_put_utf8(b, cp);
             break;
         }
         default: pl_tsb_add(b, &c, 1); break; /* " \\ / */

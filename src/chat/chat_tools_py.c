@@ -18,19 +18,6 @@ static void args_str(pl_tool_parser *p, const char *s) { pl_tp_args(p, s, strlen
 static bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
-static void put_utf8(pl_tsb *b, uint32_t cp) {
-    char u[4];
-    size_t n;
-    if (cp < 0x80) u[0] = (char)cp, n = 1;
-    else if (cp < 0x800) u[0] = (char)(0xc0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
-    else if (cp < 0x10000)
-        u[0] = (char)(0xe0 | cp >> 12), u[1] = (char)(0x80 | ((cp >> 6) & 0x3f)), u[2] = (char)(0x80 | (cp & 0x3f)), n = 3;
-    else
-        u[0] = (char)(0xf0 | cp >> 18), u[1] = (char)(0x80 | ((cp >> 12) & 0x3f)), u[2] = (char)(0x80 | ((cp >> 6) & 0x3f)),
-        u[3] = (char)(0x80 | (cp & 0x3f)), n = 4;
-    pl_tsb_add(b, u, n);
-}
-
 static int hexval(char c) {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
@@ -85,7 +72,7 @@ static bool string_to_json(pl_tsb *out, const char *s, size_t n) {
                 pl_tsb_free(&raw);
                 return false;
             }
-            put_utf8(&raw, cp);
+            pl_tsb_put_utf8(&raw, cp);
         }
     }
     pl_tsb_puts(out, "\"");
