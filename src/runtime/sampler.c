@@ -6,6 +6,7 @@
  * so a seed gives the same ids on every machine.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,20 +207,10 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
             if ((double)c[i].logit >= cut) c[k++] = c[i];
         n = k;
     }
-    if (p->top_p >= 1.0f) {
-        /* no prefix to keep: draw in the sorted order without sorting */
-        pl_wcand *wc = s->wc;
-        double sum = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            wc[i] = (pl_wcand){exp(((double)c[i].logit - (double)max) / (double)p->temperature), c[i].logit, c[i].id};
-            sum += wc[i].w;
-        }
-        *id = wc[pl_draw_select(wc, n, pl_rng_uniform_f64(&s->rng) * sum)].id;
-        return POCKETLLM_OK;
-    }
-    /* top-p: the shortest prefix of the sorted order holding top_p */
-    qsort(c, n, sizeof *c, by_logit_desc);
-    {
+    const bool sorted = p->top_p < 1.0f;
+    if (sorted) {
+        /* top-p: the shortest prefix of the sorted order holding top_p */
+        qsort(c, n, sizeof *c, by_logit_desc);
         double cum = 0.0;
         size_t k = 0;
         while (k < n) {
@@ -229,18 +220,15 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
         }
         n = k;
     }
-    /* temperature, then the draw */
+    /* temperature, then the draw: along the sorted prefix, or (no prefix to
+     * keep) in the sorted order without sorting */
+    pl_wcand *wc = s->wc;
     double sum = 0.0;
-    for (size_t i = 0; i < n; i++) sum += exp(((double)c[i].logit - (double)max) / (double)p->temperature);
-    double r = pl_rng_uniform_f64(&s->rng) * sum, acc = 0.0;
-    size_t pick = n - 1;
     for (size_t i = 0; i < n; i++) {
-        acc += exp(((double)c[i].logit - (double)max) / (double)p->temperature);
-        if (r < acc) {
-            pick = i;
-            break;
-        }
+        wc[i] = (pl_wcand){exp(((double)c[i].logit - (double)max) / (double)p->temperature), c[i].logit, c[i].id};
+        sum += wc[i].w;
     }
-    *id = c[pick].id;
+    const double r = pl_rng_uniform_f64(&s->rng) * sum;
+    *id = wc[sorted ? pl_draw_walk(wc, n, r) : pl_draw_select(wc, n, r)].id;
     return POCKETLLM_OK;
 }

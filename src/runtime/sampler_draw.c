@@ -1,6 +1,7 @@
 /*
  * sampler_draw.c -- the draw of sampler_draw.h: by selection, and the
- * sorted walk it is tested against.
+ * walk along sorted candidates (top-p's draw, and with a sort the
+ * reference the selection is tested against).
  */
 #include <stdlib.h>
 
@@ -20,14 +21,18 @@ static void swap(pl_wcand *a, pl_wcand *b) {
     *b = t;
 }
 
-size_t pl_draw_sorted(pl_wcand *c, size_t n, double r) {
-    qsort(c, n, sizeof *c, cmp_q);
+size_t pl_draw_walk(const pl_wcand *c, size_t n, double r) {
     double acc = 0.0;
     for (size_t i = 0; i < n; i++) {
         acc += c[i].w;
         if (r < acc) return i;
     }
     return n - 1;
+}
+
+size_t pl_draw_sorted(pl_wcand *c, size_t n, double r) {
+    qsort(c, n, sizeof *c, cmp_q);
+    return pl_draw_walk(c, n, r);
 }
 
 size_t pl_draw_select(pl_wcand *c, size_t n, double r) {

@@ -22,6 +22,8 @@ typedef struct pl_wcand {
 /* The index into c of the candidate drawn for r in [0, total weight);
  * reorders c.  Past the total (rounding): the last in the order. */
 size_t pl_draw_select(pl_wcand *c, size_t n, double r);
+/* The same when c is in that order already: the walk along it. */
+size_t pl_draw_walk(const pl_wcand *c, size_t n, double r);
 /* The same by sorting c and walking it (the reference). */
 size_t pl_draw_sorted(pl_wcand *c, size_t n, double r);
 
