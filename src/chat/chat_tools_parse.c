@@ -111,6 +111,16 @@ static void make_id(char out[32], uint64_t seed, int index) {
     out[29] = 0;
 }
 
+int pl_tp_name(pl_tool_parser *p, size_t *end) {
+    if (!pl_tp_skip_ws(p)) return R_WAIT;
+    size_t j = p->pos;
+    while (j < p->text.len && pl_tools_name_char((unsigned char)p->text.s[j])) j++;
+    if (j == p->text.len) return j - p->pos > 64 ? pl_tp_botch(p, "a tool call's name is too long") : R_WAIT;
+    if (j == p->pos) return pl_tp_botch(p, "tool call without a function name");
+    *end = j;
+    return R_GO;
+}
+
 bool pl_tp_call_start(pl_tool_parser *p, size_t a, size_t b) {
     const char *name = p->text.s + a;
     size_t n = b - a;

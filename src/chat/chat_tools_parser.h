@@ -127,6 +127,9 @@ const char *pl_tp_trim(const char *lit, size_t *n);
 size_t pl_tp_find(const pl_tool_parser *p, size_t from, const char *needle, size_t nn);
 /* How many bytes at the end of text[from, len) could start needle. */
 size_t pl_tp_partial(const pl_tool_parser *p, size_t from, const char *needle, size_t nn);
+/* A function's name at pos, after whitespace: R_GO with *end after it,
+ * else R_WAIT (it may go on) or a botch. */
+int pl_tp_name(pl_tool_parser *p, size_t *end);
 /* Start call (CALL_START) for the name text[a, b); botched when not a tool. */
 bool pl_tp_call_start(pl_tool_parser *p, size_t a, size_t b);
 void pl_tp_args(pl_tool_parser *p, const char *s, size_t n);

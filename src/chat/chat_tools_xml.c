@@ -102,11 +102,9 @@ int pl_tp_step_xml(pl_tool_parser *p) {
         return r;
     }
     case P_X_NAME: {
-        if (!pl_tp_skip_ws(p)) return R_WAIT;
-        size_t j = p->pos;
-        while (j < p->text.len && pl_tools_name_char((unsigned char)t[j])) j++;
-        if (j == p->text.len) return j - p->pos > 64 ? pl_tp_botch(p, "a tool call's name is too long") : R_WAIT;
-        if (j == p->pos) return pl_tp_botch(p, "tool call without a function name");
+        size_t j;
+        const int r = pl_tp_name(p, &j);
+        if (r != R_GO) return r;
         p->args_start = p->pos;
         p->args_end = j;
         p->pos = j;
