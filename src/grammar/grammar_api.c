@@ -16,8 +16,6 @@
  */
 #include <limits.h>
 #include <math.h>
-#include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +64,6 @@ struct pocketllm_grammar {
     size_t n_cache, next_evict;
     uint32_t *walk;                    /* the automaton state per trie depth */
     pl_gloops loops;                   /* each state's uniform successors (whole subtrees at once) */
-    int force_mode;                    /* tests: -1 the walk chooses, 0 marking, 1 clearing */
     uint64_t n_whole, n_cut;           /* tests: subtrees taken at once */
     float *masked;                     /* the logits with refused tokens at -inf */
 };
@@ -90,7 +87,6 @@ static pocketllm_status make(const pl_gvocab *v, gshared *sh, pocketllm_grammar 
     g->walk = malloc(((size_t)v->max_depth + 1) * sizeof *g->walk);
     g->masked = malloc((size_t)v->n_vocab * sizeof *g->masked);
     g->active = true;
-    g->force_mode = -1;
     if (!g->m || !g->words || !g->walk || !g->masked || (g->state = pl_gmatch_start(g->m)) == PL_GM_DEAD) {
         pocketllm_grammar_free(g);
         return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the grammar");
@@ -424,11 +420,12 @@ static void clear_toks(uint32_t *words, const int32_t *tok, uint32_t a, uint32_t
  * which may move it), except where a whole subtree is allowed at once.
  * Where most tokens will be allowed (st goes on uniformly over letters:
  * inside a string) the walk starts from every token and clears the
- * refused ones instead, so a subtree allowed whole costs nothing. */
-static bool walk_mask(pocketllm_grammar *g, uint32_t st, int32_t budget) {
+ * refused ones instead, so a subtree allowed whole costs nothing.  mode
+ * -1: the walk chooses; 0 marking, 1 clearing (the tests force each). */
+static bool walk_mask(pocketllm_grammar *g, uint32_t st, int32_t budget, int mode) {
     const pl_gvocab *v = g->v;
-    const bool comp = g->force_mode >= 0 ? g->force_mode == 1
-                                         : pl_gloops_succ(&g->loops, g->m, st, 1ull << pl_gvocab_byte_class('a')) != PL_GM_DEAD;
+    const bool comp = mode >= 0 ? mode == 1
+                                : pl_gloops_succ(&g->loops, g->m, st, 1ull << pl_gvocab_byte_class('a')) != PL_GM_DEAD;
     uint32_t *words = g->words;
     if (comp) memcpy(words, v->in_trie, n_words(g) * sizeof *words);
     else memset(words, 0, n_words(g) * sizeof *words);
@@ -502,7 +499,7 @@ static pocketllm_status fill_mask(pocketllm_grammar *g, int32_t budget) {
         memcpy(g->words, g->cache + (size_t)g->slot_of[g->state] * nw, nw * sizeof *g->words);
         return POCKETLLM_OK;
     }
-    walk_mask(g, g->state, budget);
+    walk_mask(g, g->state, budget, -1);
     if (binds) return POCKETLLM_OK;
     /* remember it */
     if (!g->cache) {
@@ -552,7 +549,7 @@ pocketllm_status pocketllm_grammar_mask(pocketllm_grammar *g, uint8_t *allow, in
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "grammar_mask: bad argument (n_vocab must be the model's)");
     /* computed afresh (never the sampler's cached mask): this is also the
      * timing `bench --json-schema` reports for a step that needs the mask */
-    if (g->active) walk_mask(g, g->state, -1);
+    if (g->active) walk_mask(g, g->state, -1, -1);
     else fill_mask(g, -1);
     words_to_bytes(g->words, allow, n_vocab);
     return POCKETLLM_OK;
@@ -561,9 +558,7 @@ pocketllm_status pocketllm_grammar_mask(pocketllm_grammar *g, uint8_t *allow, in
 pocketllm_status pl_grammar_probe_mask(pocketllm_grammar *g, int32_t budget, int mode, uint8_t *allow, int32_t n_vocab) {
     if (!g || !allow || n_vocab != g->v->n_vocab || !g->active)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "grammar probe: bad argument");
-    g->force_mode = mode;
-    walk_mask(g, g->state, budget);
-    g->force_mode = -1;
+    walk_mask(g, g->state, budget, mode);
     words_to_bytes(g->words, allow, n_vocab);
     return POCKETLLM_OK;
 }

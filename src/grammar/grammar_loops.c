@@ -117,8 +117,10 @@ static bool high_uniform(pl_gmatch *m, uint32_t q, uint32_t *to, uint32_t *max_d
 }
 
 /* Tests the classes of `want` not tested yet; false at the first that is
- * not uniform when stop_early, else after testing them all. */
+ * not uniform when stop_early (before any test when one is known already),
+ * else after testing them all. */
 static bool test(pl_gloops *L, pl_gmatch *m, uint32_t q, uint64_t want, bool stop_early) {
+    if (stop_early && (want & L->tested[q] & ~L->ok[q])) return false;
     const int first = pl_gvocab_byte_class('a');
     uint64_t todo = want & ~L->tested[q];
     bool all = true;
@@ -143,7 +145,6 @@ static bool test(pl_gloops *L, pl_gmatch *m, uint32_t q, uint64_t want, bool sto
 
 uint32_t pl_gloops_succ(pl_gloops *L, pl_gmatch *m, uint32_t q, uint64_t need) {
     if (q >= L->cap && !grow(L, (size_t)q + 1)) return PL_GM_DEAD;
-    if (need & L->tested[q] & ~L->ok[q]) return PL_GM_DEAD;
     return test(L, m, q, need, true) ? L->succ[q] : PL_GM_DEAD;
 }
 
@@ -224,7 +225,6 @@ pl_gl_verdict pl_gloops_chain(pl_gloops *L, pl_gmatch *m, uint32_t q, uint64_t n
     if (!(L->run_len[q] >= n_chars && (need & ~L->ok[q]) == 0)) {
         /* cheap refusals first: a class already known not uniform, or the
          * first of the needed ones that is not */
-        if (need & L->tested[q] & ~L->ok[q]) return PL_GL_WALK;
         if (!test(L, m, q, need, true)) return PL_GL_WALK;
         test(L, m, q, ALL_CLASSES, false);
         if (L->run_len[q] < n_chars && !L->run_end[q]) measure(L, m, q, n_chars);

@@ -135,17 +135,13 @@ static pl_gvocab *build(const pl_vocab *voc) {
     uint32_t *cnt = calloc(total + 1, sizeof *cnt);  /* tokens ending at each node */
     uint32_t *parent = malloc((total ? total : 1) * sizeof *parent);
     signed char *u8 = malloc(65537);                 /* the UTF-8 prefix state after each depth */
+    unsigned *nch = malloc(65537 * sizeof *nch);     /* characters begun before each depth */
     if (!v->byte || !v->depth || !v->skip || !v->tok_first || !v->sub_cls || !v->sub_chars || !v->chars_above ||
-        !v->tok_chars || !path || !cnt || !parent || !u8) {
-        free(path), free(cnt), free(parent), free(u8);
+        !v->tok_chars || !path || !cnt || !parent || !u8 || !nch) {
+        free(path), free(cnt), free(parent), free(u8), free(nch);
         goto oom;
     }
     u8[0] = 0;
-    unsigned *nch = malloc(65537 * sizeof *nch); /* characters begun before each depth */
-    if (!nch) {
-        free(path), free(cnt), free(parent), free(u8);
-        goto oom;
-    }
     nch[0] = 0;
     size_t nn = 0, open = 0;
     const uint8_t *prev = NULL;
