@@ -19,24 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TOOL_NAME "pl_grammar_mask_check"
 #include "grammar/grammar_probe.h"
 #include "pocketllm.h"
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0, *len = (size_t)n;
-    return buf;
-}
+#include "tool_io.h"
 
 int main(int argc, char **argv) {
     if (argc < 4 || (argc - 2) % 2) {
@@ -58,10 +44,6 @@ int main(int argc, char **argv) {
     for (int a = 2; a + 1 < argc; a += 2) {
         size_t sl = 0, tl = 0;
         char *schema = slurp(argv[a], &sl), *text = slurp(argv[a + 1], &tl);
-        if (!schema || !text) {
-            fprintf(stderr, "FAIL: cannot read %s or %s\n", argv[a], argv[a + 1]);
-            return 1;
-        }
         while (tl && text[tl - 1] == '\n') text[--tl] = 0; /* the file's own end of line is not the text's */
         size_t n = 0;
         pocketllm_tokenize(m, text, tl, 0, 0, NULL, 0, &n);
