@@ -76,8 +76,11 @@ step "the vocabulary mask under the sanitizers (the bundle's Qwen2 vocabulary)"
 if [ -n "$ORACLE_DIR" ]; then
   ASAN_OPTIONS=detect_leaks=1 build-asan/pl_grammar_mask_check "$ORACLE_DIR/src/models/ggml-vocab-qwen2.gguf" \
     tests/grammar/mask/notes.json tests/grammar/mask/notes.txt tests/grammar/mask/short.json tests/grammar/mask/short.txt
+elif [ "${POCKETLLM_NO_ORACLE:-0}" = 1 ]; then
+  echo "SKIPPED: POCKETLLM_NO_ORACLE=1 -- no Qwen2 vocabulary for the mask check under the sanitizers" >&2
 else
-  echo "SKIPPED: no llama.cpp bundle, so no Qwen2 vocabulary for the mask check under the sanitizers" >&2
+  echo "FAIL: the llama.cpp bundle did not install, so the mask check under the sanitizers cannot run" >&2
+  exit 1
 fi
 
 step "fuzzing (${FUZZ_SECONDS}s per target, $JOBS at a time)"
