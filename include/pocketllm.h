@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 5
+#define POCKETLLM_ABI_MINOR 6
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -1364,18 +1364,28 @@ typedef struct pocketllm_chat_caps {
     const char *tool_family; /* the format's name ("hermes", "qwen-xml", "llama3-json", ...) */
     int lists_tools;         /* the template shows the model the tools it is given */
     const char *trigger;     /* the text that starts a call ("<tool_call>"), NULL when the
-                              * whole reply is the call (Llama 3's JSON) */
+                              * whole reply is the call (Llama 3's JSON); (ABI 2.6) "" when
+                              * the generation prompt already ends with it (Functionary
+                              * v3.2's ">>>"): the reply's first word says whether it is
+                              * text or a call, so tool_choice auto's grammar
+                              * (POCKETLLM_TOOLS_FOR_AUTO) applies from the first token,
+                              * and replies are parsed even without tools (tools "[]") */
 } pocketllm_chat_caps;
 POCKETLLM_API void pocketllm_chat_template_caps(const pocketllm_chat_template *t, pocketllm_chat_caps *out);
 
 /* (ABI 2.5) GBNF (start rule root) that forces a call in the template's
  * format to one of the tools (OpenAI's array as JSON text), or to
- * only_name when not NULL; parallel: one or more calls.  Each function's
- * arguments are held to its parameters schema.  Free with pocketllm_free.
- * A template without a supported format, a bad tools array or a schema
- * keyword the compiler cannot honour fails, the message naming it. */
+ * only_name when not NULL; flags POCKETLLM_TOOLS_PARALLEL: one or more
+ * calls.  Each function's arguments are held to its parameters schema.
+ * (ABI 2.6) POCKETLLM_TOOLS_FOR_AUTO: the grammar for tool_choice auto --
+ * the same, activated lazily at caps.trigger, except where that trigger
+ * is "": then it also allows a text reply and applies from the start.
+ * Free with pocketllm_free.  A template without a supported format, a bad
+ * tools array or a schema keyword the compiler cannot honour fails, the
+ * message naming it. */
+enum { POCKETLLM_TOOLS_PARALLEL = 1, POCKETLLM_TOOLS_FOR_AUTO = 2 };
 POCKETLLM_API pocketllm_status pocketllm_tools_grammar(const pocketllm_chat_template *t, const char *tools_json,
-                                                       size_t len, const char *only_name, int parallel, char **gbnf);
+                                                       size_t len, const char *only_name, int flags, char **gbnf);
 
 /* (ABI 2.5) A reply parsed into content and tool calls as it streams:
  * feed the reply's content (reasoning split off) in any pieces; events

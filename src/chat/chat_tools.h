@@ -49,6 +49,7 @@ typedef enum pl_tool_format {
     PL_TOOLS_MINICPM5,    /* <function name="f"><param name="k">v</param></function> */
     PL_TOOLS_APERTUS,     /* <|tools_prefix|>[{"f": {...}}, ...]<|tools_suffix|> */
     PL_TOOLS_LFM2,        /* <|tool_call_start|>[f(k="v", n=1), g()]<|tool_call_end|> */
+    PL_TOOLS_FUNCTIONARY_V32, /* (the prompt ends ">>>") f\n{..}>>>g\n{..}, or all\ntext (Functionary v3.2) */
     PL_TOOLS_COUNT
 } pl_tool_format;
 
@@ -71,7 +72,11 @@ const char *pl_tools_format_name(pl_tool_format f);
  * "<tool_call>": under tool_choice auto the call grammar is activated when
  * it appears, and pl_tools_grammar's text starts with it.  NULL when the
  * whole reply must be checked (Llama 3's JSON: the reply starts with '{'),
- * and for NONE / UNSUPPORTED. */
+ * and for NONE / UNSUPPORTED.  "" when the generation prompt already ends
+ * with it (Functionary v3.2's ">>>"): the reply's first word says whether
+ * it is text ("all") or a call, so under tool_choice auto the grammar made
+ * with for_auto applies from the first token, and the reply is parsed even
+ * when no tools are offered (tools "[]": the leading "all\n" is markup). */
 const char *pl_tools_trigger(pl_tool_format f);
 
 /* GBNF forcing one call (with parallel: one or more) to one of `tools`
@@ -83,9 +88,12 @@ const char *pl_tools_trigger(pl_tool_format f);
  * "root"; the other rules of this module are named "tc-...".  NULL and a
  * message in err on a bad tools array, an unknown only_name, a keyword the
  * schema compiler refuses (its message names it), a string-parameter
- * keyword the XML formats cannot express, or a format without calls. */
-char *pl_tools_grammar(pl_tool_format f, const cJSON *tools, const char *only_name, bool parallel, char *err,
-                       size_t errlen);
+ * keyword the XML formats cannot express, or a format without calls.
+ * for_auto: the grammar for tool_choice auto -- the same text (activated
+ * at the trigger), except where the trigger is "" (pl_tools_trigger): then
+ * it also allows the format's text reply, and applies from the start. */
+char *pl_tools_grammar(pl_tool_format f, const cJSON *tools, const char *only_name, bool parallel, bool for_auto,
+                       char *err, size_t errlen);
 
 /* ---- the streaming parser ---------------------------------------------
  * Feed the reply's text (content only: reasoning already split off) in

@@ -59,7 +59,7 @@ static pocketllm_status need_format(const pocketllm_chat_template *t) {
 }
 
 pocketllm_status pocketllm_tools_grammar(const pocketllm_chat_template *t, const char *tools_json, size_t len,
-                                         const char *only_name, int parallel, char **gbnf) {
+                                         const char *only_name, int flags, char **gbnf) {
     if (!gbnf) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "tools_grammar: no output pointer");
     *gbnf = NULL;
     pocketllm_status st = need_format(t);
@@ -67,7 +67,8 @@ pocketllm_status pocketllm_tools_grammar(const pocketllm_chat_template *t, const
     cJSON *tools = parse_tools(tools_json, len);
     if (!tools) return POCKETLLM_ERR_INVALID_ARGUMENT;
     char err[320];
-    *gbnf = pl_tools_grammar((pl_tool_format)t->tool_format, tools, only_name, parallel != 0, err, sizeof err);
+    *gbnf = pl_tools_grammar((pl_tool_format)t->tool_format, tools, only_name, (flags & POCKETLLM_TOOLS_PARALLEL) != 0,
+                             (flags & POCKETLLM_TOOLS_FOR_AUTO) != 0, err, sizeof err);
     cJSON_Delete(tools);
     if (!*gbnf) return pl_fail(POCKETLLM_ERR_UNSUPPORTED, "%s", err);
     return POCKETLLM_OK;

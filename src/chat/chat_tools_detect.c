@@ -61,7 +61,7 @@
  *   llama-cpp-deepseek-r1                           deepseek-r1
  *   llama-cpp-rwkv-world                            none
  *   meetkai-functionary-medium-v3.1                 functionary-v3.1
- *   meetkai-functionary-medium-v3.2                 unsupported: functionary-v3.2
+ *   meetkai-functionary-medium-v3.2                 functionary-v3.2
  *   meta-llama-Llama-3.1-8B-Instruct                llama3-json
  *   meta-llama-Llama-3.2-3B-Instruct                llama3-json
  *   meta-llama-Llama-3.3-70B-Instruct               llama3-json
@@ -98,7 +98,7 @@ static const rule rules[] = {
     {{"<|open|>", "<|end_of_msg|>"}, NULL, PL_TOOLS_UNSUPPORTED, "kimi-k3"},
     {{"<|START_ACTION|>", "\"tool_name\""}, NULL, PL_TOOLS_COMMAND_R7B, NULL},
     {{"Action:", "tool_name"}, NULL, PL_TOOLS_UNSUPPORTED, "command-r-plus"},
-    {{">>>all"}, NULL, PL_TOOLS_UNSUPPORTED, "functionary-v3.2"},
+    {{">>>all", "recipient"}, NULL, PL_TOOLS_FUNCTIONARY_V32, NULL},
     {{"<|tool_call>call:"}, NULL, PL_TOOLS_UNSUPPORTED, "gemma4"},
     {{"<|tool_list_start|>"}, NULL, PL_TOOLS_LFM2, NULL},
     {{"List of tools: ["}, NULL, PL_TOOLS_LFM2, NULL},
@@ -159,6 +159,7 @@ static const char *const format_names[PL_TOOLS_COUNT] = {
     [PL_TOOLS_MINICPM5] = "minicpm5",
     [PL_TOOLS_APERTUS] = "apertus",
     [PL_TOOLS_LFM2] = "lfm2",
+    [PL_TOOLS_FUNCTIONARY_V32] = "functionary-v3.2",
 };
 
 const char *pl_tools_format_name(pl_tool_format f) {
@@ -192,5 +193,5 @@ pl_tool_format pl_tools_detect(const char *src, const char **family) {
 
 const char *pl_tools_trigger(pl_tool_format f) {
     const pl_tool_spec *s = pl_tool_spec_get(f);
-    return s ? s->open : NULL;
+    return !s ? NULL : s->prompt_opens ? "" : s->open;
 }

@@ -319,7 +319,7 @@ static void add_call(gctx *g, int i, const cJSON *fn, const char *fname) {
     pl_tsb rule = {0};
     pl_tsb_printf(&rule, "tc-f%d ::= ", i);
     /* the trigger opens each call (Python calls sit in one list) */
-    bool opens_call = s->shape != PL_TSHAPE_JSON && s->shape != PL_TSHAPE_PY && !s->call_open;
+    bool opens_call = s->shape != PL_TSHAPE_JSON && s->shape != PL_TSHAPE_PY && !s->call_open && !s->prompt_opens;
     if (opens_call) {
         lit(&rule, s->open);
         if (s->open_nl) lit(&rule, "\n");
@@ -367,11 +367,34 @@ static void add_call(gctx *g, int i, const cJSON *fn, const char *fname) {
     pl_tsb_free(&rule);
 }
 
-/* root: the calls in their sections */
-static void add_root(gctx *g, bool parallel, pl_tsb *root) {
+/* Functionary v3.2 under tool_choice auto: the reply is text ("all" and a
+ * newline, then anything without ">>>") that calls may follow, or calls */
+static void add_root_text_or_calls(gctx *g, bool parallel, pl_tsb *root) {
     const pl_tool_spec *s = g->s;
+    pl_tsb_puts(root, "root ::= tc-calls | ");
+    lit(root, s->text_name);
+    pl_tsb_puts(root, "\"\\n\" tc-text ( ");
+    lit(root, s->open);
+    pl_tsb_puts(root, "tc-calls )?\n");
+    pl_tsb_puts(root, "tc-calls ::= tc-any ");
+    if (parallel && !s->single_call) {
+        pl_tsb_puts(root, "( ");
+        lit(root, s->call_sep);
+        pl_tsb_puts(root, "tc-any )* ");
+    }
+    /* runs of '>' shorter than three, each followed by another character */
+    pl_tsb_puts(root, "\ntc-text ::= ( [^>] | \">\" [^>] | \">>\" [^>] )* ( \">\" | \">>\" )?\n");
+}
+
+/* root: the calls in their sections */
+static void add_root(gctx *g, bool parallel, bool for_auto, pl_tsb *root) {
+    const pl_tool_spec *s = g->s;
+    if (s->prompt_opens && for_auto && s->text_name) {
+        add_root_text_or_calls(g, parallel, root);
+        return;
+    }
     const char *sep = s->call_sep ? s->call_sep : "";
-    bool opens_call = s->shape != PL_TSHAPE_JSON && s->shape != PL_TSHAPE_PY && !s->call_open;
+    bool opens_call = s->shape != PL_TSHAPE_JSON && s->shape != PL_TSHAPE_PY && !s->call_open && !s->prompt_opens;
     const char *item = "tc-any ";
     if (s->open && !opens_call && s->one_per_section) {
         /* each call in its own section */
@@ -384,7 +407,7 @@ static void add_root(gctx *g, bool parallel, pl_tsb *root) {
         item = "tc-call ";
     }
     pl_tsb_puts(root, "root ::= ");
-    bool section = s->open && !opens_call && !s->one_per_section;
+    bool section = s->open && !opens_call && !s->one_per_section && !s->prompt_opens;
     bool bracket = section && s->list && s->open[strlen(s->open) - 1] != '[';
     if (section) {
         lit(root, s->open);
@@ -404,8 +427,8 @@ static void add_root(gctx *g, bool parallel, pl_tsb *root) {
     pl_tsb_puts(root, "\n");
 }
 
-char *pl_tools_grammar(pl_tool_format f, const cJSON *tools, const char *only_name, bool parallel, char *err,
-                       size_t errlen) {
+char *pl_tools_grammar(pl_tool_format f, const cJSON *tools, const char *only_name, bool parallel, bool for_auto,
+                       char *err, size_t errlen) {
     char dummy[8];
     if (!err || !errlen) {
         err = dummy;
@@ -463,7 +486,7 @@ char *pl_tools_grammar(pl_tool_format f, const cJSON *tools, const char *only_na
     if (!g.failed && g.need_val && !until_rules(&g.out, stop))
         fail(&g, "internal error: no value rule for the %s format%s%s", s->family, "", "");
     pl_tsb root = {0};
-    if (!g.failed) add_root(&g, parallel, &root);
+    if (!g.failed) add_root(&g, parallel, for_auto, &root);
     pl_tsb_puts(&any, "\n");
     char *out = NULL;
     if (!g.failed) {

@@ -60,6 +60,11 @@ typedef struct pl_tool_spec {
     const char *call_close;    /* after the call (NULL: none) */
     bool strip_nl;             /* XML: one newline after key_close / value_open and one before value_close are markup */
     bool dsml;                 /* XML: key_close is followed by string="true|false"> */
+    /* the generation prompt ends with `open` (Functionary v3.2's ">>>"): the
+     * reply is parsed as if it began with it, and the grammar writes it only
+     * between calls (call_sep) */
+    bool prompt_opens;
+    const char *text_name;     /* after `open`, this word and a newline start text, not a call ("all") */
 } pl_tool_spec;
 
 const pl_tool_spec *pl_tool_spec_get(pl_tool_format f);

@@ -192,7 +192,7 @@ void pl_tp_section(pl_tool_parser *p) {
         p->st = s->list && s->open[n - 1] != '[' ? P_J_LIST_OPEN : P_J_ITEM;
         break;
     }
-    case PL_TSHAPE_NAMED: p->st = s->call_open ? P_N_CALL : P_N_NAME_OPEN; break;
+    case PL_TSHAPE_NAMED: p->st = s->text_name ? P_RECIPIENT : s->call_open ? P_N_CALL : P_N_NAME_OPEN; break;
     case PL_TSHAPE_XML: p->st = s->call_open ? P_X_CALL : P_X_NAME; break;
     case PL_TSHAPE_PY: p->st = P_P_NAME; break;
     }
@@ -301,6 +301,28 @@ static int step_section_close(pl_tool_parser *p) {
     return R_GO;
 }
 
+/* Functionary v3.2: after ">>>", "all" and a newline start text (the rest
+ * up to the next ">>>" is content); any other word is a call's name. */
+static int step_recipient(pl_tool_parser *p) {
+    const char *w = p->spec->text_name;
+    const size_t n = strlen(w), avail = p->text.len - p->pos;
+    const char *t = p->text.s + p->pos;
+    const size_t k = avail < n ? avail : n;
+    if (memcmp(t, w, k) == 0) {
+        if (avail <= n && !p->final) return R_IDLE; /* "al": wait */
+        /* "all\n", "all" at the end, or an empty reply (but a ">>>" that
+         * ends the reply opened a part it never wrote: botched) */
+        if ((avail == 0 && p->pos == 0) || avail == n || (avail > n && pl_tp_ws(t[n]))) {
+            p->pos += avail <= n ? avail : n + 1;
+            p->settled = p->pos;
+            p->st = P_CONTENT;
+            return R_GO;
+        }
+    }
+    p->st = P_N_NAME;
+    return R_GO;
+}
+
 static int step(pl_tool_parser *p) {
     switch (p->st) {
     case P_CONTENT: return step_content(p);
@@ -311,6 +333,7 @@ static int step(pl_tool_parser *p) {
         return R_IDLE;
     case P_L3_AFTER: return step_l3_after(p);
     case P_SECTION_CLOSE: return step_section_close(p);
+    case P_RECIPIENT: return step_recipient(p);
     case P_BOTCHED: return R_IDLE;
     default: break;
     }
@@ -345,7 +368,7 @@ pl_tool_parser *pl_tool_parser_new(pl_tool_format f, const cJSON *tools, uint64_
     p->spec = s;
     p->tools = tools;
     p->seed = id_seed;
-    p->st = s->open ? P_CONTENT : P_L3_START;
+    p->st = s->prompt_opens ? P_RECIPIENT : s->open ? P_CONTENT : P_L3_START;
     if (!pl_tsb_str(&p->text)) {
         free(p);
         return NULL;

@@ -19,6 +19,7 @@ enum {
     P_TEXT_ONLY, /* llama3: the reply is text */
     P_L3_AFTER,  /* llama3: after a call: ';' / '{' for another */
     P_SECTION_CLOSE,
+    P_RECIPIENT, /* after `open` (or at the start, prompt_opens): text_name (text follows) or a call's name */
     /* JSON objects */
     P_J_LIST_OPEN, /* '[' */
     P_J_ITEM,      /* '{' */

@@ -107,6 +107,10 @@ static const pl_tool_spec specs[] = {
      * strings, which Python reads the same) */
     {.fmt = PL_TOOLS_LFM2, .family = "lfm2", .shape = PL_TSHAPE_PY, .open = "<|tool_call_start|>[",
      .close = "<|tool_call_end|>", .list = true, .call_sep = ", "},
+    /* Functionary v3.2: ">>>recipient\n" heads each part of the reply, the
+     * recipient "all" for text; the prompt ends with the first ">>>" */
+    {.fmt = PL_TOOLS_FUNCTIONARY_V32, .family = "functionary-v3.2", .shape = PL_TSHAPE_NAMED, .open = ">>>",
+     .args_open = "\n", .call_sep = ">>>", .prompt_opens = true, .text_name = "all"},
 };
 
 const pl_tool_spec *pl_tool_spec_get(pl_tool_format f) {

@@ -240,6 +240,7 @@ bool srv_build_constraint(pctx *c) {
                                           "constrained text", param);
     if (c->tool_choice && !c->tools && !choice_is(c, "none") && !choice_is(c, "auto"))
         return srv_fail(c->e, 400, "tool_choice", "'tool_choice' asks for a call but no tools are given");
+    c->r->parse_replies = c->kind == SRV_CHAT && c->m->caps.trigger && !*c->m->caps.trigger;
     if (c->tools || c->tool_choice) return srv_tools_build(c);
     if (!n) return true;
     c->gbnf_param = param;

@@ -250,10 +250,11 @@ static enum MHD_Result streamed(srv_http *h, struct MHD_Connection *conn, srv_ta
         return MHD_NO;
     }
     for (size_t i = 0; i < n; i++) srv_think_init(&st->think[i], h->m->tmpl, r->prompts[i / r->n].text);
-    if (r->kind == SRV_CHAT && r->tool_choice != SRV_TOOL_CHOICE_NONE && r->tools_json) {
+    const char *reply_tools = r->kind == SRV_CHAT ? srv_reply_tools(r) : NULL;
+    if (reply_tools) {
         st->tools = calloc(n, sizeof *st->tools);
         for (size_t i = 0; st->tools && i < n; i++)
-            if (pocketllm_tool_parser_new(h->m->tmpl, r->tools_json, strlen(r->tools_json),
+            if (pocketllm_tool_parser_new(h->m->tmpl, reply_tools, strlen(reply_tools),
                                           srv_reply_call_seed(&st->rp, i), &st->tools[i]))
                 break;
     }

@@ -92,9 +92,21 @@ typedef struct srv_request {
     char *tools_json;              /* the tools offered (JSON array text), NULL for none */
     int tool_choice;               /* SRV_TOOL_CHOICE_* */
     bool parallel_tool_calls;
+    /* the template's prompt opens the reply's first part (Functionary
+     * v3.2's ">>>"): chat replies are parsed for their "all\n" text marker
+     * even when no tools are offered (srv_reply_tools) */
+    bool parse_replies;
 } srv_request;
 
 enum { SRV_TOOL_CHOICE_NONE, SRV_TOOL_CHOICE_AUTO, SRV_TOOL_CHOICE_REQUIRED, SRV_TOOL_CHOICE_NAMED };
+
+/* The tools a chat reply is parsed against (JSON array text), NULL when
+ * the reply is content as it stands. */
+static inline const char *srv_reply_tools(const srv_request *r) {
+    if (r->tool_choice != SRV_TOOL_CHOICE_NONE && r->tools_json) return r->tools_json;
+    return r->parse_replies ? "[]" : NULL;
+}
+
 
 typedef struct srv_limits {
     uint32_t n_ctx;                /* positions one sequence may fill */

@@ -234,15 +234,23 @@ uint64_t srv_reply_call_seed(const srv_reply *rp, size_t i) {
 static bool chat_tool_calls(const srv_reply *rp, size_t i, const char *content, size_t len, cJSON *msg,
                             const char **finish, bool *ok) {
     const srv_request *r = rp->r;
-    if (r->tool_choice == SRV_TOOL_CHOICE_NONE || !r->tools_json) return false;
+    const char *tools = srv_reply_tools(r);
+    if (!tools) return false;
     pocketllm_tool_parser *tp = NULL;
-    if (pocketllm_tool_parser_new(rp->m->tmpl, r->tools_json, strlen(r->tools_json), srv_reply_call_seed(rp, i), &tp)) {
+    if (pocketllm_tool_parser_new(rp->m->tmpl, tools, strlen(tools), srv_reply_call_seed(rp, i), &tp)) {
         *ok = false;
         return false;
     }
     pocketllm_tool_parser_feed(tp, content, len, NULL, NULL);
     const bool parsed = pocketllm_tool_parser_finish(tp, NULL, NULL);
     const int n = pocketllm_tool_parser_n_calls(tp);
+    if (parsed && n == 0 && r->parse_replies) {
+        /* a text reply behind its "all\n" marker: the text without it */
+        const char *rest = pocketllm_tool_parser_content(tp);
+        add(msg, "content", text_item(rest ? rest : "", rest ? strlen(rest) : 0), ok);
+        pocketllm_tool_parser_free(tp);
+        return true;
+    }
     if (!parsed || n == 0) {
         if (!parsed && *finish && !strcmp(*finish, "tool_calls")) *finish = "stop";
         pocketllm_tool_parser_free(tp);

@@ -89,14 +89,20 @@ bool srv_tools_build(pctx *c) {
     if (named && !found) return srv_fail(c->e, 400, "tool_choice", "'tool_choice' names '%.64s', which is not one of the tools", named);
     if (!(r->tools_json = cJSON_PrintUnformatted(c->tools))) return srv_fail(c->e, 500, NULL, "out of memory");
     char *gbnf = NULL;
-    if (pocketllm_tools_grammar(c->m->tmpl, r->tools_json, strlen(r->tools_json), named, r->parallel_tool_calls, &gbnf))
+    const int flags = (r->parallel_tool_calls ? POCKETLLM_TOOLS_PARALLEL : 0) |
+                      (choice == SRV_TOOL_CHOICE_AUTO ? POCKETLLM_TOOLS_FOR_AUTO : 0);
+    if (pocketllm_tools_grammar(c->m->tmpl, r->tools_json, strlen(r->tools_json), named, flags, &gbnf))
         return srv_fail(c->e, 400, "tools", "'tools': %s", pocketllm_last_error());
     /* compiled once the prompt is known (srv_finish_constraint) */
     c->gbnf = strdup(gbnf);
     pocketllm_free(gbnf);
     if (!c->gbnf) return srv_fail(c->e, 500, NULL, "out of memory");
     c->gbnf_param = "tools";
-    if (choice == SRV_TOOL_CHOICE_AUTO) {
+    if (choice == SRV_TOOL_CHOICE_AUTO && c->m->caps.trigger && !*c->m->caps.trigger) {
+        /* the prompt opened the reply's first part: the grammar lets it be
+         * text or calls from the first token */
+        c->gbnf_think = true;
+    } else if (choice == SRV_TOOL_CHOICE_AUTO) {
         /* free text until the model opens a call; the grammar's text
          * starts with the trigger */
         c->gbnf_think = false;

@@ -26,6 +26,11 @@ const TOOLS = [
       required: ['mode'], additionalProperties: false } } },
 ];
 const NAMES = TOOLS.map((t) => t.function.name);
+// the same tools with every free string argument bounded (s.bounded)
+const BOUNDED = JSON.parse(JSON.stringify(TOOLS));
+for (const t of BOUNDED)
+  for (const p of Object.values(t.function.parameters.properties))
+    if (p.type === 'string' && !p.enum) p.maxLength = 12;
 const MARKUP = ['<tool_call>', '</tool_call>', '<function=', '<parameter=', '[TOOL_CALLS]', '"parameters"'];
 const user = (text) => [{ role: 'user', content: text }];
 
@@ -46,8 +51,13 @@ function checkCalls(what, calls, onlyName) {
   }
 }
 
-function noMarkup(what, text) {
+function noMarkup(what, text, s) {
   for (const m of MARKUP) check(!(text || '').includes(m), `${what}: tool-call markup '${m}' in content: ${text}`);
+  // Functionary v3.2: ">>>" heads each part, "all\n" marks a text part
+  if (s && s.name === 'functionary') {
+    check(!(text || '').includes('>>>'), `${what}: '>>>' in content: ${text}`);
+    check(!(text || '').startsWith('all\n'), `${what}: the text marker 'all' in content: ${text}`);
+  }
 }
 
 // a streamed chat: content, reasoning, and the tool calls rebuilt from their deltas
@@ -77,23 +87,25 @@ async function streamTools(client, params) {
 
 async function onServer(s) {
   const client = mkClient(s.base, 'none', 120000);
-  const base = { model: 'm', messages: user('What is the weather in Paris?'), tools: TOOLS, max_tokens: 160,
+  const base = { model: 'm', messages: user('What is the weather in Paris?'), tools: s.bounded ? BOUNDED : TOOLS, max_tokens: 160,
                  temperature: 0.8, seed: 3 };
   // QwQ's template opens the think block in the prompt only when told to
   // think (otherwise it closes it at once)
   if (s.think) base.chat_template_kwargs = { enable_thinking: true };
 
   // required: a call, forced; streamed == whole
-  const req = { ...base, tool_choice: 'required' };
+  // (s.onebias: where nothing closes the calls, the tokens that would
+  // start another are biased away, so the one call ends the reply)
+  const req = { ...base, tool_choice: 'required', logit_bias: s.onebias || {} };
   const whole = await client.chat.completions.create(req);
   const ch = whole.choices[0];
   checkCalls(`${s.name} required`, ch.message.tool_calls);
   check(ch.finish_reason === 'tool_calls', `${s.name} required: finish_reason ${ch.finish_reason}`);
-  noMarkup(`${s.name} required`, ch.message.content);
+  noMarkup(`${s.name} required`, ch.message.content, s);
   if (s.think) check(typeof ch.message.reasoning_content === 'string', `${s.name}: no reasoning_content before the call`);
   const st = await streamTools(client, req);
   check(st.finish === 'tool_calls', `${s.name} streamed: finish_reason ${st.finish}`);
-  noMarkup(`${s.name} streamed`, st.content);
+  noMarkup(`${s.name} streamed`, st.content, s);
   const strip = (calls) => JSON.stringify((calls || []).map((c) => [c.type, c.function.name, c.function.arguments]));
   check(strip(st.calls) === strip(ch.message.tool_calls),
         `${s.name}: streamed calls ${strip(st.calls)} != whole ${strip(ch.message.tool_calls)}`);
@@ -109,11 +121,12 @@ async function onServer(s) {
   // parallel calls: with the end of generation biased away, the grammar's
   // "one or more" is taken more than once (and the budget still closes it)
   if (s.parallel) {
-    // (thinking off: a random model's think block would spend the budget;
+    // (the vocabulary's three end-of-generation tokens biased away;
+    // thinking off: a random model's think block would spend the budget;
     // set_mode's one enum argument keeps each call short; where the calls
     // are a JSON list, s.bias also biases away the tokens that close it)
     const par = { ...base, tool_choice: { type: 'function', function: { name: 'set_mode' } }, parallel_tool_calls: true,
-      max_tokens: 200, logit_bias: { '151643': -100, '151645': -100, ...(s.bias || {}) },
+      max_tokens: 200, logit_bias: { '151643': -100, '151645': -100, '128247': -100, ...(s.bias || {}) },
       chat_template_kwargs: { enable_thinking: false } };
     const r = await client.chat.completions.create(par);
     checkCalls(`${s.name} parallel`, r.choices[0].message.tool_calls, 'set_mode');
@@ -131,7 +144,7 @@ async function onServer(s) {
   const back = await client.chat.completions.create({ ...base, messages: msgs, tool_choice: 'auto', max_tokens: 24 });
   check(['stop', 'length', 'tool_calls'].includes(back.choices[0].finish_reason), `${s.name} round trip: ${back.choices[0].finish_reason}`);
   check(back.usage.prompt_tokens > whole.usage.prompt_tokens, `${s.name} round trip: the tool results did not reach the prompt`);
-  noMarkup(`${s.name} round trip`, back.choices[0].message.content);
+  noMarkup(`${s.name} round trip`, back.choices[0].message.content, s);
   const backSt = await streamTools(client, { ...base, messages: msgs, tool_choice: 'auto', max_tokens: 24 });
   check(strip(backSt.calls) === strip(back.choices[0].message.tool_calls) && (backSt.content || null) === (back.choices[0].message.content || null),
         `${s.name} round trip streamed differs`);
@@ -140,12 +153,18 @@ async function onServer(s) {
   for (const seed of [4, 5, 6]) {
     const r = await client.chat.completions.create({ ...base, seed, tool_choice: 'auto', max_tokens: 48, temperature: 1 });
     const m = r.choices[0].message;
-    noMarkup(`${s.name} auto seed ${seed}`, m.content);
+    noMarkup(`${s.name} auto seed ${seed}`, m.content, s);
     if (m.tool_calls) checkCalls(`${s.name} auto seed ${seed}`, m.tool_calls);
   }
   // none: no calls
   const none = await client.chat.completions.create({ ...base, tool_choice: 'none', max_tokens: 16 });
   check(!none.choices[0].message.tool_calls && typeof none.choices[0].message.content === 'string', `${s.name} none: ${JSON.stringify(none.choices[0].message)}`);
+  noMarkup(`${s.name} none`, none.choices[0].message.content, s);
+  // no tools at all: a plain chat (the reply still parsed where the prompt opens its first part)
+  const plain = await client.chat.completions.create({ ...base, tools: undefined, max_tokens: 16 });
+  noMarkup(`${s.name} no tools`, plain.choices[0].message.content, s);
+  const plainSt = await streamTools(client, { ...base, tools: undefined, max_tokens: 16 });
+  check(plainSt.content === (plain.choices[0].message.content || ''), `${s.name} no tools streamed '${plainSt.content}' != '${plain.choices[0].message.content}'`);
   // a call cut by max_tokens: text and "length", never a 500
   const cut = await client.chat.completions.create({ ...req, max_tokens: 3 });
   check(cut.choices[0].finish_reason === 'length', `${s.name} cut: finish_reason ${cut.choices[0].finish_reason}`);

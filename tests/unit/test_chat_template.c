@@ -294,6 +294,21 @@ static void test_split(void) {
     CHECK(pocketllm_chat_split_reasoning(NULL, NULL, NULL, 3, &s) == POCKETLLM_ERR_INVALID_ARGUMENT);
 }
 
+/* A call's arguments reach the template as an object (for `| tojson`),
+ * except in a template that can only write them as text (`+ arguments`,
+ * Functionary v3.2): found by rendering a call both ways at load. */
+static void test_call_arguments(void) {
+    const char *msgs = "[{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"c\", \"type\": "
+                       "\"function\", \"function\": {\"name\": \"f\", \"arguments\": {\"a\": [1, \"x\"]}}}]}]";
+    /* (tools, ">>>all" and "recipient" make it a Functionary v3.2 template) */
+    const char *as_text = "{# tools >>>all recipient #}{% for m in messages %}{% for c in m.tool_calls %}"
+                          "{{ '>>>' + c.function.name + '\\n' + c.function.arguments }}{% endfor %}{% endfor %}";
+    renders(as_text, msgs, NULL, ">>>f\n{\"a\": [1, \"x\"]}");
+    const char *as_object = "{# tools <tool_call> \"name\" #}{% for m in messages %}{% for c in m.tool_calls %}"
+                            "{{ c.function.arguments.a[1] }}{{ c.function.arguments | tojson }}{% endfor %}{% endfor %}";
+    renders(as_object, msgs, NULL, "x{\"a\": [1, \"x\"]}");
+}
+
 int main(void) {
     setenv("TZ", "UTC", 1);
     test_refusals();
@@ -302,5 +317,6 @@ int main(void) {
     test_limits();
     test_variables();
     test_split();
+    test_call_arguments();
     TEST_DONE();
 }

@@ -148,7 +148,7 @@ static char *run(pl_tool_format f, const cJSON *tools, const char *reply, const 
                  uint64_t seed, rec *r) {
     const char *trig = pl_tools_trigger(f);
     memset(r, 0, sizeof *r);
-    r->forbid[0] = trig;
+    r->forbid[0] = trig && *trig ? trig : ">>>"; /* ("": the prompt opens the part, later parts start ">>>") */
     r->forbid[1] = "</tool_call>";
     r->forbid[2] = "<function=";
     r->forbid[3] = "[ARGS]";
@@ -402,6 +402,27 @@ static void test_xml_families(void) {
 
 /* Python calls: either quote, escapes, Python's words, nested literals,
  * a value of the wrong type taken as its text where strings are allowed */
+/* Functionary v3.2: the prompt ends with ">>>", so the reply starts with
+ * its first part's recipient: "all" for text, else a function's name */
+static void test_functionary_v32(void) {
+    const pl_tool_format f = PL_TOOLS_FUNCTIONARY_V32;
+    CHECK_STR(pl_tools_trigger(f), "");
+    parse_case(f, "get_weather\n" PARIS, "-|" W PARIS);
+    parse_case(f, "get_weather\n" PARIS ">>>get_time\n{}", "-|" W PARIS "|get_time {}");
+    parse_case(f, "all\nHello there", "Hello there");
+    parse_case(f, "all\na >> b > c", "a >> b > c");
+    parse_case(f, "all\nLet me check.\n>>>get_time\n{\"tz\": \"UTC\"}", "Let me check.|get_time {\"tz\": \"UTC\"}");
+    parse_case(f, "get_time\n{}>>>all\nDone.", "Done.|get_time {}");
+    parse_case(f, "all", "-");
+    parse_case(f, "", "-");
+    parse_case(f, "allow\n{}", "BOTCH");
+    parse_case(f, "nope\n{}", "BOTCH");
+    parse_case(f, "al", "BOTCH");
+    parse_case(f, "get_time\n{", "BOTCH");
+    parse_case(f, "get_time\n[1]", "BOTCH");
+    parse_case(f, "all\nx >>>", "BOTCH");
+}
+
 static void test_python(void) {
     const pl_tool_format f = PL_TOOLS_LFM2;
     parse_case(f, "Sure.<|tool_call_start|>[get_weather(city=\"Paris\", days=3), get_time()]<|tool_call_end|>",
@@ -465,7 +486,7 @@ static void test_ids_and_untyped(void) {
 /* ---- grammar ---------------------------------------------------------------- */
 
 static char *grammar(pl_tool_format f, const char *only, bool parallel, char *err) {
-    return pl_tools_grammar(f, g_tools, only, parallel, err, 256);
+    return pl_tools_grammar(f, g_tools, only, parallel, false, err, 256);
 }
 
 #define HAS(g, s) CHECK_MSG((g) && strstr((g), (s)), "grammar lacks %s:\n%s", s, (g) ? (g) : "(null)")
@@ -534,24 +555,24 @@ static void test_grammar(void) {
 
     /* refusals, each with its reason */
     CHECK(grammar(PL_TOOLS_HERMES, "nope", false, err) == NULL && strstr(err, "nope"));
-    CHECK(pl_tools_grammar(PL_TOOLS_UNSUPPORTED, g_tools, NULL, false, err, sizeof err) == NULL);
+    CHECK(pl_tools_grammar(PL_TOOLS_UNSUPPORTED, g_tools, NULL, false, false, err, sizeof err) == NULL);
     cJSON *bad = cJSON_Parse("[{\"type\":\"function\",\"function\":{\"name\":\"a b\"}}]");
-    CHECK(pl_tools_grammar(PL_TOOLS_HERMES, bad, NULL, false, err, sizeof err) == NULL && strstr(err, "a b"));
+    CHECK(pl_tools_grammar(PL_TOOLS_HERMES, bad, NULL, false, false, err, sizeof err) == NULL && strstr(err, "a b"));
     cJSON_Delete(bad);
     bad = cJSON_Parse("[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\","
                       "\"properties\":{\"s\":{\"type\":\"string\",\"pattern\":\"^a$\"}}}}}]");
-    CHECK(pl_tools_grammar(PL_TOOLS_QWEN_XML, bad, NULL, false, err, sizeof err) == NULL && strstr(err, "pattern"));
+    CHECK(pl_tools_grammar(PL_TOOLS_QWEN_XML, bad, NULL, false, false, err, sizeof err) == NULL && strstr(err, "pattern"));
     cJSON_Delete(bad);
     bad = cJSON_Parse("[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\","
                       "\"unsupportedKeyword\":1}}}]");
 #ifndef HAVE_SCHEMA_COMPILER
-    CHECK(pl_tools_grammar(PL_TOOLS_HERMES, bad, NULL, false, err, sizeof err) == NULL &&
+    CHECK(pl_tools_grammar(PL_TOOLS_HERMES, bad, NULL, false, false, err, sizeof err) == NULL &&
           strstr(err, "unsupportedKeyword"));
 #endif
     cJSON_Delete(bad);
     /* no parameters: an empty object */
     bad = cJSON_Parse("[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]");
-    g = pl_tools_grammar(PL_TOOLS_HERMES, bad, NULL, false, err, sizeof err);
+    g = pl_tools_grammar(PL_TOOLS_HERMES, bad, NULL, false, false, err, sizeof err);
     HAS(g, "t0-root ::= \"{\" [ \\t\\n]* \"}\"");
     free(g);
     cJSON_Delete(bad);
@@ -631,11 +652,12 @@ static const struct {
     {PL_TOOLS_LFM2, "<|tool_call_start|>[get_weather(city=\"Pa<ris\", days=3), get_time()]<|tool_call_end|>"},
     {PL_TOOLS_MINICPM5, "<function name=\"get_weather\"><param name=\"city\">Pa<ris</param><param name=\"days\">3</param>"
                         "</function><function name=\"get_time\"></function>"},
+    {PL_TOOLS_FUNCTIONARY_V32, "get_weather\n" A2 ">>>get_time\n{}"},
 };
 
-static bool grammar_accepts(pl_tool_format f, bool parallel, const char *reply) {
+static bool grammar_accepts_as(pl_tool_format f, bool parallel, bool for_auto, const char *reply) {
     char err[256];
-    char *text = pl_tools_grammar(f, g_tools, NULL, parallel, err, sizeof err);
+    char *text = pl_tools_grammar(f, g_tools, NULL, parallel, for_auto, err, sizeof err);
     CHECK_MSG(text != NULL, "%s: no grammar: %s", pl_tools_format_name(f), err);
     if (!text) return false;
     pl_gbnf g;
@@ -651,6 +673,28 @@ static bool grammar_accepts(pl_tool_format f, bool parallel, const char *reply) 
     }
     free(text);
     return acc;
+}
+
+static bool grammar_accepts(pl_tool_format f, bool parallel, const char *reply) {
+    return grammar_accepts_as(f, parallel, false, reply);
+}
+
+/* tool_choice auto where the prompt opens the reply's first part: text or
+ * calls from the first token; the forcing grammar takes calls only */
+static void test_grammar_auto_from_start(void) {
+    const pl_tool_format f = PL_TOOLS_FUNCTIONARY_V32;
+    static const char *const yes[] = {"all\nHello", "all\n", "all\na > b >> c >", "all\nOK>>>get_time\n{}",
+                                      "get_time\n{}", "get_time\n{}>>>get_time\n{}"};
+    static const char *const no[] = {"Hello", "all\na >>> b", "all\nOK>>>nope\n{}", "all", "get_time {}"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        CHECK_MSG(grammar_accepts_as(f, true, true, yes[i]), "functionary-v3.2 auto refuses '%s'", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECK_MSG(!grammar_accepts_as(f, true, true, no[i]), "functionary-v3.2 auto accepts '%s'", no[i]);
+    CHECK(!grammar_accepts_as(f, true, false, "all\nHello"));
+    CHECK(!grammar_accepts_as(f, false, true, "get_time\n{}>>>get_time\n{}"));
+    /* elsewhere the auto grammar is the forcing one (activated at the trigger) */
+    CHECK(grammar_accepts_as(PL_TOOLS_HERMES, true, true,
+                             "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>"));
 }
 
 static void test_grammar_engine(void) {
@@ -729,7 +773,7 @@ static const struct {
     {"llama-cpp-deepseek-r1", "deepseek-r1"},
     {"llama-cpp-rwkv-world", "none"},
     {"meetkai-functionary-medium-v3.1", "functionary-v3.1"},
-    {"meetkai-functionary-medium-v3.2", "unsupported: functionary-v3.2"},
+    {"meetkai-functionary-medium-v3.2", "functionary-v3.2"},
     {"meta-llama-Llama-3.1-8B-Instruct", "llama3-json"},
     {"meta-llama-Llama-3.2-3B-Instruct", "llama3-json"},
     {"meta-llama-Llama-3.3-70B-Instruct", "llama3-json"},
@@ -838,10 +882,12 @@ int main(void) {
     test_named();
     test_xml_families();
     test_python();
+    test_functionary_v32();
     test_ids_and_untyped();
     test_grammar();
 #ifdef HAVE_GRAMMAR_ENGINE
     test_grammar_engine();
+    test_grammar_auto_from_start();
 #else
     fprintf(stderr, "(src/grammar is not in this tree: the grammars were not run through the engine)\n");
 #endif

@@ -4,7 +4,8 @@
 # 3 mistral, 4 mistral-call-id, 5 mistral-nemo, 6 granite, 7 firefunction,
 # 8 apriel, 9 minimax-m1, 10 nemotron-v2, 11 kimi-k2, 12 deepseek-r1,
 # 13 deepseek-v3.1, 14 functionary-v3.1, 15 solar-open, 16 seed-oss,
-# 17 minimax-m2, 18 glm, 19 deepseek-dsml, 20 deepseek-v4-dsml, 21 hy3; bit
+# 17 minimax-m2, 18 glm, 19 deepseek-dsml, 20 deepseek-v4-dsml, 21 hy3,
+# 22 command-r7b, 23 minicpm5, 24 apertus, 25 lfm2, 26 functionary-v3.2; bit
 # 7 set: no tools given), the second seeds the split, the rest is a reply.
 set -euo pipefail
 out=$1
@@ -42,3 +43,9 @@ seed 19 "<${DS}DSML${DS}function_calls>\n<${DS}DSML${DS}invoke name=\"get_weathe
 seed 20 "<${DS}DSML${DS}tool_calls>\n<${DS}DSML${DS}invoke name=\"get_time\">\n</${DS}DSML${DS}invoke>\n</${DS}DSML${DS}tool_calls>"
 seed 21 "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Paris</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>"
 seed 0 "<tool_call>{\"name\": \"get_weather\", \"arguments\": \"{\\\\\"city\\\\\": \\\\\"P\\\\\\\\u00e9\\\\\"}\"}</tool_call>"
+seed 22 "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": $P}]<|END_ACTION|>"
+seed 23 "<function name=\"get_weather\"><param name=\"city\">Pa<ris</param><param name=\"days\">3</param></function>"
+seed 24 "<|tools_prefix|>[{\"get_weather\": $P}, {\"get_time\": {}}]<|tools_suffix|>"
+seed 25 "<|tool_call_start|>[get_weather(city='Paris', days=3, metric=True), get_time()]<|tool_call_end|>"
+seed 26 "get_weather\n$P>>>get_time\n{}"
+seed 26 "all\nLet me check >> this.>>>get_time\n{\"tz\": \"UTC\"}>>>all\nDone."
