@@ -19,6 +19,9 @@ PACKAGES=(
   python3-jinja2                 # the reference renderer of the chat-template tests (tests only)
   python3-prometheus-client      # the Prometheus text-format parser the /metrics test reads the page with (tests only)
   python3-jsonschema             # the validator of the structured-output tests (tests only)
+  python3-setuptools python3-wheel python3-venv # the Python binding's wheel (scripts/build-wheel.sh) and the venv it is tested in
+  python3-pytest                 # the Python binding's tests (tests/python, tests only)
+  python3-numpy                  # the binding's array results are tested with numpy too (optional for users)
   unicode-data                   # Unicode Character Database: the tokenizer's tables are generated from it at build time
   glslc libvulkan-dev            # the Vulkan backend's build: GLSL -> SPIR-V compiler, Vulkan headers
   libvulkan1 mesa-vulkan-drivers # the Vulkan tests: the loader and Mesa's lavapipe (a Vulkan device on the CPU)

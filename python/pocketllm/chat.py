@@ -1,0 +1,474 @@
+"""Chat completions in OpenAI's shapes, computed as `pocketllm serve`
+computes /v1/chat/completions: the messages rendered through the
+checkpoint's own chat template, tool calls and response_format enforced by
+the same grammars (a think block left free before them), the reply split
+into reasoning and content and parsed into tool calls by the library's
+parser.  The same request gives the server's answer."""
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+import os
+import urllib.parse
+from ctypes import byref, c_char_p, c_size_t, c_void_p
+from typing import Any, Dict, List, Optional
+
+from . import _native as N
+from ._call import check
+from .errors import ContextFullError, InvalidArgumentError, UnsupportedError
+
+TOOLS_NONE, TOOLS_UNSUPPORTED, TOOLS_SUPPORTED = 0, 1, 2
+_FLAG_PARALLEL, _FLAG_FOR_AUTO = 1, 2
+
+
+class ChatTemplate:
+    """A parsed chat template with what it says about its models."""
+
+    def __init__(self, source: str, bos_text: Optional[str], eos_text: Optional[str]):
+        data = source.encode("utf-8")
+        h = N.P()
+        check(N.lib.pocketllm_chat_template_new(data, len(data), byref(h)))
+        self.handle = h
+        caps = N.ChatCaps()
+        N.lib.pocketllm_chat_template_caps(h, byref(caps))
+        self.think_tags = bool(caps.think_tags)
+        self.tool_format = caps.tool_format
+        self.tool_family = N.text(caps.tool_family)
+        self.trigger = None if caps.trigger is None else N.text(caps.trigger)
+        self.bos_text = bos_text
+        self.eos_text = eos_text
+
+    def close(self) -> None:
+        if self.handle:
+            N.lib.pocketllm_chat_template_free(self.handle)
+            self.handle = None
+
+    def render(self, messages_json: str, tools_json: Optional[str], enable_thinking: int,
+               extra_json: Optional[str]) -> str:
+        o = N.lib.pocketllm_chat_default_options()
+        o.add_generation_prompt = 1
+        o.enable_thinking = enable_thinking
+        o.bos_token = self.bos_text.encode() if self.bos_text is not None else None
+        o.eos_token = self.eos_text.encode() if self.eos_text is not None else None
+        o.tools_json = tools_json.encode() if tools_json is not None else None
+        o.extra_json = extra_json.encode() if extra_json is not None else None
+        out = c_void_p()
+        n = c_size_t()
+        st = N.lib.pocketllm_chat_render_json(self.handle, messages_json.encode(), byref(o), byref(out), byref(n))
+        if st:
+            raise InvalidArgumentError("the chat template refused the conversation: " + N.last_error(), st)
+        try:
+            return ctypes.string_at(out.value, n.value).decode("utf-8")
+        finally:
+            N.lib.pocketllm_chat_free(out)
+
+
+def _token_text(meta: dict, key: str) -> Optional[str]:
+    tid = meta.get(key)
+    toks = meta.get("tokenizer.ggml.tokens")
+    if not isinstance(tid, int) or not isinstance(toks, list) or tid >= len(toks):
+        return None
+    return toks[tid]
+
+
+def load_template(model, path: Optional[str]) -> ChatTemplate:
+    """The model's template: the file at path, else the GGUF's
+    tokenizer.chat_template; its BOS/EOS texts from the vocabulary."""
+    from .host import inspect
+    info = inspect(model.path, tensors=False, max_array=1 << 30)
+    meta = info["metadata"]
+    if path is not None:
+        with open(path, "r", encoding="utf-8") as f:
+            source = f.read()
+    else:
+        source = meta.get("tokenizer.chat_template")
+        if not isinstance(source, str):
+            raise UnsupportedError("the checkpoint has no chat template (tokenizer.chat_template); open the model "
+                                   "with chat_template=FILE", 4)
+    return ChatTemplate(source, _token_text(meta, "tokenizer.ggml.bos_token_id"),
+                        _token_text(meta, "tokenizer.ggml.eos_token_id"))
+
+
+class _Media:
+    """The images and audio clips of a conversation, decoded, in the order
+    their markers appear; freed by close()."""
+
+    def __init__(self, model):
+        self.model = model
+        self.items = []  # (kind, handle)
+
+    def _need(self, where: str, tower: str, has: bool, what: str) -> None:
+        if not self.model._mm or not has:
+            raise InvalidArgumentError(f"{where}: the model was opened without {tower} (mmproj=...): it takes no "
+                                       f"{what}", 1)
+
+    def image(self, part: dict, where: str) -> None:
+        from .model import _load_media
+        self._need(where, "a vision tower", self.model.has_vision, "images")
+        iu = part.get("image_url")
+        url = iu.get("url") if isinstance(iu, dict) else iu
+        if not isinstance(url, str) or not url:
+            raise InvalidArgumentError(f"{where}.image_url must hold a 'url'", 1)
+        low = url[:8].lower()
+        if low.startswith("data:"):
+            head, _, data = url.partition(",")
+            if ";base64" not in head.lower():
+                raise InvalidArgumentError(f"{where}: a data: URL must be base64 (data:image/png;base64,...)", 1)
+            src = base64.b64decode(data, validate=False)
+        elif low.startswith("file://"):
+            path = urllib.parse.unquote(url[7:])
+            src = path[len("localhost"):] if path.startswith("localhost/") else path
+        elif low.startswith(("http://", "https://")):
+            raise InvalidArgumentError(f"{where}: remote image URLs are not fetched: pass a data: URL or a path", 1)
+        else:
+            src = url  # a path on this machine
+        self.items.append(("image", _load_media("image", src)))
+
+    def audio(self, part: dict, where: str) -> None:
+        from .model import _load_media
+        self._need(where, "an audio tower", self.model.has_audio, "audio")
+        ia = part.get("input_audio")
+        data = ia.get("data") if isinstance(ia, dict) else None
+        if not isinstance(data, str):
+            raise InvalidArgumentError(f"{where}.input_audio must hold base64 'data'", 1)
+        self.items.append(("audio", _load_media("audio", base64.b64decode(data, validate=False))))
+
+    def array(self):
+        arr = (N.Media * max(len(self.items), 1))()
+        for i, (kind, h) in enumerate(self.items):
+            if kind == "image":
+                arr[i].image = h
+            else:
+                arr[i].audio = h
+        return arr, len(self.items)
+
+    def close(self) -> None:
+        for kind, h in self.items:
+            (N.lib.pocketllm_image_free if kind == "image" else N.lib.pocketllm_audio_free)(h)
+        self.items = []
+
+
+def _content(v, where: str, media: _Media):
+    """A message's content as the server flattens it: a string, None, or the
+    parts joined -- a newline between text parts, none next to an image's or
+    clip's marker."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        out = ""
+        after_marker = False
+        marker = N.text(N.lib.pocketllm_media_marker())
+        for j, part in enumerate(v):
+            pw = f"{where}[{j}]"
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise InvalidArgumentError(f"'{pw}' must be an object with a 'type'", 1)
+            if part["type"] == "image_url":
+                media.image(part, pw)
+                out += marker
+                after_marker = True
+                continue
+            if part["type"] == "input_audio":
+                media.audio(part, pw)
+                out += marker
+                after_marker = True
+                continue
+            if part["type"] != "text" or not isinstance(part.get("text"), str):
+                raise InvalidArgumentError(f"'{pw}.type' {part['type']!r} is not supported (text, image_url and "
+                                           f"input_audio parts are)", 1)
+            if not after_marker and out:
+                out += "\n"
+            after_marker = False
+            out += part["text"]
+        return out
+    raise InvalidArgumentError(f"'{where}' must be a string, null or an array of parts", 1)
+
+
+def _normalise(messages, media: _Media) -> List[Dict[str, Any]]:
+    if not isinstance(messages, (list, tuple)) or not messages:
+        raise InvalidArgumentError("messages must be a non-empty list of message dicts", 1)
+    out = []
+    for i, m in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise InvalidArgumentError(f"'{where}' must be a dict with a 'role'", 1)
+        role = "system" if m["role"] == "developer" else m["role"]
+        if role not in ("system", "user", "assistant", "tool"):
+            raise InvalidArgumentError(f"'{where}.role' {m['role']!r} is not one of system, developer, user, "
+                                       f"assistant, tool", 1)
+        o: Dict[str, Any] = {"role": role, "content": _content(m.get("content"), where + ".content", media)}
+        for k, v in m.items():
+            if k in ("role", "content") or v is None:
+                continue
+            if k in ("name", "tool_call_id", "reasoning_content"):
+                o[k] = v
+            elif k == "tool_calls":
+                calls = json.loads(json.dumps(v))
+                for c in calls:
+                    fn = c.get("function") if isinstance(c, dict) else None
+                    if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                        try:
+                            obj = json.loads(fn["arguments"])
+                        except ValueError:
+                            obj = None
+                        if isinstance(obj, dict):
+                            fn["arguments"] = obj
+                o["tool_calls"] = calls
+                if o["content"] is None:
+                    o["content"] = ""
+            else:
+                raise InvalidArgumentError(f"unknown field '{where}.{k}'", 1)
+        out.append(o)
+    return out
+
+
+def _gbnf_until(name: str, stop: str) -> str:
+    """Rules NAME-k: any text up to and including stop (the automaton of its
+    prefixes), as the server writes them."""
+    lines = []
+    L = len(stop)
+    for k in range(L):
+        line = f"{name}-{k} ::= "
+        special = []
+        first = True
+        for ch in stop:
+            if ch in special:
+                continue
+            special.append(ch)
+            nxt = 0
+            for m in range(k + 1, 0, -1):
+                if stop[m - 1] != ch or m - 1 > k:
+                    continue
+                if stop[:m - 1] == stop[k - (m - 1):k]:
+                    nxt = m
+                    break
+            line += ("" if first else " | ") + f'"\\x{ord(ch):02x}"'
+            first = False
+            if nxt < L:
+                line += f" {name}-{nxt}"
+        line += " | [^" + "".join(f"\\x{ord(c):02x}" for c in special) + f"] {name}-0"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _split(tmpl: ChatTemplate, prompt: str, text: str):
+    sp = N.ChatSplit()
+    data = text.encode("utf-8")
+    check(N.lib.pocketllm_chat_split_reasoning(tmpl.handle, prompt.encode("utf-8"), data, len(data), byref(sp)))
+    try:
+        content = ctypes.string_at(sp.content, sp.content_len).decode("utf-8", "replace") if sp.content else ""
+        reasoning = (ctypes.string_at(sp.reasoning, sp.reasoning_len).decode("utf-8", "replace")
+                     if sp.has_reasoning and sp.reasoning else None)
+        return content, reasoning, bool(sp.has_reasoning)
+    finally:
+        N.lib.pocketllm_chat_split_free(byref(sp))
+
+
+def _parse_calls(tmpl: ChatTemplate, tools_json: str, content: str, seed: int):
+    tp = N.P()
+    data = tools_json.encode()
+    check(N.lib.pocketllm_tool_parser_new(tmpl.handle, data, len(data), seed, byref(tp)))
+    try:
+        body = content.encode("utf-8")
+        N.lib.pocketllm_tool_parser_feed(tp, body, len(body), N.TOOL_EVENT_FN(), None)
+        parsed = bool(N.lib.pocketllm_tool_parser_finish(tp, N.TOOL_EVENT_FN(), None))
+        n = N.lib.pocketllm_tool_parser_n_calls(tp)
+        rest = N.lib.pocketllm_tool_parser_content(tp)
+        calls = []
+        for k in range(n):
+            name, cid, args = c_char_p(), c_char_p(), c_char_p()
+            N.lib.pocketllm_tool_parser_call(tp, k, byref(name), byref(cid), byref(args))
+            calls.append({"id": N.text(cid.value), "type": "function",
+                          "function": {"name": N.text(name.value), "arguments": N.text(args.value)}})
+        return parsed, calls, (None if rest is None else rest.decode("utf-8", "replace"))
+    finally:
+        N.lib.pocketllm_tool_parser_free(tp)
+
+
+def chat_completion(model, messages, tools=None, tool_choice=None, response_format=None, max_tokens=None,
+                    temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, min_p: float = 0.0,
+                    repeat_penalty: Optional[float] = None, presence_penalty: Optional[float] = None,
+                    frequency_penalty: Optional[float] = None, seed: Optional[int] = None, stop=None,
+                    parallel_tool_calls: bool = True, chat_template_kwargs: Optional[dict] = None,
+                    stream: bool = False):
+    """A chat completion as /v1/chat/completions answers it (OpenAI's
+    sampling defaults: temperature 1, top_p 1, no top-k or min-p): returns
+    {"object": "chat.completion", "choices": [{"index": 0, "message":
+    {"role", "content", ["reasoning_content"], ["tool_calls"]},
+    "finish_reason"}], "usage"}.  tools / tool_choice ("auto", "none",
+    "required", {"type": "function", "function": {"name"}}) and
+    response_format ({"type": "json_object"} or {"type": "json_schema",
+    "json_schema": {"schema": ...}}) are enforced by grammars, as the server
+    does."""
+    if stream:
+        raise NotImplementedError("chat(stream=True): use Model.stream on a rendered prompt for now")
+    with model._lock:
+        model._need()
+        if model._template is None:
+            model._template = load_template(model, model.chat_template_path)
+        tmpl: ChatTemplate = model._template
+        media = _Media(model)
+        try:
+            return _complete(model, tmpl, media, _normalise(messages, media), tools, tool_choice, response_format,
+                             max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, presence_penalty,
+                             frequency_penalty, seed, stop, parallel_tool_calls, chat_template_kwargs)
+        finally:
+            media.close()
+
+
+def _complete(model, tmpl, media, msgs, tools, tool_choice, response_format, max_tokens, temperature, top_p, top_k,
+              min_p, repeat_penalty, presence_penalty, frequency_penalty, seed, stop, parallel_tool_calls,
+              chat_template_kwargs):
+    """chat_completion's work, the messages normalised and their media decoded."""
+    from .model import _Sampling
+    kwargs = dict(chat_template_kwargs or {})
+    enable_thinking = -1
+    if "enable_thinking" in kwargs:
+        et = kwargs.pop("enable_thinking")
+        if not isinstance(et, bool):
+            raise InvalidArgumentError("'chat_template_kwargs.enable_thinking' must be a boolean", 1)
+        enable_thinking = int(et)
+    extra = json.dumps(kwargs) if chat_template_kwargs is not None else None
+    # ---- what shape the reply must have ------------------------------
+    choice = "auto" if tools else "none"
+    named = None
+    if isinstance(tool_choice, str):
+        if tool_choice not in ("none", "auto", "required"):
+            raise InvalidArgumentError("'tool_choice' must be \"none\", \"auto\", \"required\" or a function", 1)
+        choice = tool_choice
+    elif tool_choice is not None:
+        try:
+            named = tool_choice["function"]["name"]
+        except (TypeError, KeyError):
+            raise InvalidArgumentError("'tool_choice' names no function", 1) from None
+        choice = "named"
+    if tool_choice is not None and not tools and choice not in ("none", "auto"):
+        raise InvalidArgumentError("'tool_choice' asks for a call but no tools are given", 1)
+    if not tools:
+        choice = "none"
+    if response_format is not None and choice != "none":
+        raise InvalidArgumentError("'response_format' together with tools is not supported", 1)
+    tools_json = None
+    gbnf = None
+    gbnf_think = True
+    triggers: List[str] = []
+    if choice != "none":
+        if tmpl.tool_format != TOOLS_SUPPORTED:
+            raise UnsupportedError("'tools': " + ("the model's chat template takes no tools"
+                                                  if tmpl.tool_format == TOOLS_NONE else
+                                                  "the chat template's tool-call format is not supported"), 4)
+        tools_json = json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
+        flags = (_FLAG_PARALLEL if parallel_tool_calls else 0) | (_FLAG_FOR_AUTO if choice == "auto" else 0)
+        out = c_void_p()
+        data = tools_json.encode()
+        check(N.lib.pocketllm_tools_grammar(tmpl.handle, data, len(data),
+                                            named.encode() if named else None, flags, byref(out)))
+        gbnf = ctypes.string_at(out.value).decode()
+        N.lib.pocketllm_free(out)
+        if choice == "auto" and tmpl.trigger != "":
+            gbnf_think = False
+            triggers = [tmpl.trigger] if tmpl.trigger else ['{"name"', '{ "name"']
+    elif response_format is not None:
+        kind = response_format.get("type") if isinstance(response_format, dict) else None
+        if kind == "json_object":
+            schema = None
+        elif kind == "json_schema":
+            schema = (response_format.get("json_schema") or {}).get("schema")
+        elif kind == "text":
+            schema, kind = None, None
+        else:
+            raise InvalidArgumentError("'response_format.type' must be text, json_object or json_schema", 1)
+        if kind is not None:
+            text = json.dumps(schema).encode() if schema is not None else None
+            out = c_void_p()
+            check(N.lib.pocketllm_json_schema_to_gbnf(text, len(text) if text else 0, byref(out)))
+            gbnf = ctypes.string_at(out.value).decode()
+            N.lib.pocketllm_free(out)
+    # ---- the prompt --------------------------------------------------------
+    prompt = tmpl.render(json.dumps(msgs, ensure_ascii=False), tools_json, enable_thinking, extra)
+    has_bos = bool(tmpl.bos_text) and prompt.startswith(tmpl.bos_text)
+    prefill = None
+    if media.items:
+        # the composition the server evaluates: text pieces and each
+        # image's or clip's tokens (-1 in ids)
+        arr, n_media = media.array()
+        data = prompt.encode("utf-8")
+        cnt = ctypes.c_uint32()
+        check(N.lib.pocketllm_media_list_tokens(model._model, model._mm, data, len(data), arr, n_media,
+                                                int(not has_bos), 1, None, 0, byref(cnt)))
+        ids = [-1] * cnt.value
+
+        def prefill(sess):
+            check(N.lib.pocketllm_session_eval_media_list(sess, 0, model._mm, data, len(data), arr, n_media,
+                                                          int(not has_bos), 1))
+    else:
+        ids = model.tokenize(prompt, add_special=not has_bos, parse_special=True)
+    if not ids:
+        raise InvalidArgumentError("the prompt has no tokens", 1)
+    if len(ids) >= model.n_ctx:
+        raise ContextFullError(f"the prompt is {len(ids)} tokens; the context holds {model.n_ctx}, with at least "
+                               f"one left for the completion", 7)
+    room = model.n_ctx - len(ids)
+    if max_tokens is not None and max_tokens < 1:
+        raise InvalidArgumentError("max_tokens must be 1 or more", 1)
+    max_gen = max_tokens if max_tokens is not None and max_tokens < room else room
+    # ---- the grammar, wrapped as the server wraps it ------------------------
+    g = None
+    if gbnf is not None:
+        trimmed = prompt.rstrip(" \t\n\r")
+        closed = trimmed.endswith("</think>")
+        open_think = False
+        if tmpl.think_tags and not closed:
+            _, _, open_think = _split(tmpl, prompt, "x")
+        if gbnf_think and tmpl.think_tags and not closed:
+            head = ("pl-start ::= pl-think-0 [ \\t\\n]{0,4} pl-body\n" if open_think else
+                    "pl-start ::= (\"<think>\" pl-think-0 [ \\t\\n]{0,4})? pl-body\n")
+            head += _gbnf_until("pl-think", "</think>")
+        else:
+            head = "pl-start ::= pl-body\n"
+        text = head + "pl-body ::= root\n" + gbnf + "\n"
+        g = N.P()
+        check(N.lib.pocketllm_grammar_new(model._model, text.encode(), b"pl-start", byref(g)))
+        if triggers:
+            arr = (c_char_p * len(triggers))(*[t.encode() for t in triggers])
+            check(N.lib.pocketllm_grammar_set_triggers(g, arr, len(triggers)))
+            if tmpl.think_tags:
+                check(N.lib.pocketllm_grammar_set_trigger_zone(g, b"<think>", b"</think>", int(open_think)))
+    sampling = _Sampling(temperature, top_k, top_p, min_p, repeat_penalty, presence_penalty, frequency_penalty,
+                         -1, seed)
+    result: list = []
+    try:
+        for _ in model._generate(None, max_gen, sampling, stop, None, None, result, grammar_handle=g,
+                                 prompt_ids=ids, accept_prompt=False, prefill=prefill):
+            pass
+    finally:
+        if g is not None:
+            N.lib.pocketllm_grammar_free(g)
+    done = result[0]
+    finish = done.finish_reason
+    # ---- the reply ------------------------------------------------------------
+    content, reasoning, has_reasoning = _split(tmpl, prompt, done.text)
+    message: Dict[str, Any] = {"role": "assistant"}
+    reply_tools = tools_json if choice != "none" else ("[]" if tmpl.trigger == "" else None)
+    calls = None
+    if reply_tools is not None:
+        parsed, calls, rest = _parse_calls(tmpl, reply_tools, content, int.from_bytes(os.urandom(8), "little"))
+        if parsed and not calls and tmpl.trigger == "":
+            content, calls = rest or "", None
+        elif not parsed or not calls:
+            calls = None
+            if not parsed and finish == "tool_calls":
+                finish = "stop"
+        else:
+            content = rest
+            if finish != "length":
+                finish = "tool_calls"
+    message["content"] = content
+    if calls:
+        message["tool_calls"] = calls
+    if has_reasoning:
+        message["reasoning_content"] = reasoning
+    return {"object": "chat.completion", "model": os.path.basename(model.path),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": len(ids), "completion_tokens": len(done.ids),
+                      "total_tokens": len(ids) + len(done.ids)}}
