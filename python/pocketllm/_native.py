@@ -161,7 +161,12 @@ class ChatCaps(Structure):
                 ("trigger", c_char_p)]
 
 
-TOOL_EVENT_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+class ToolEvent(Structure):
+    _fields_ = [("kind", c_int), ("index", c_int), ("text", c_void_p), ("len", c_size_t), ("name", c_char_p),
+                ("id", c_char_p)]
+
+
+TOOL_EVENT_FN = CFUNCTYPE(None, c_void_p, POINTER(ToolEvent))
 
 
 class MmprojParams(Structure):
@@ -304,6 +309,7 @@ _PROTOS = {
     "pocketllm_tool_parser_n_calls": (c_int, [P]),
     "pocketllm_tool_parser_call": (None, [P, c_int, POINTER(c_char_p), POINTER(c_char_p), POINTER(c_char_p)]),
     "pocketllm_tool_parser_content": (c_char_p, [P]),
+    "pocketllm_tool_parser_unsent": (c_void_p, [P, POINTER(c_size_t)]),
     "pocketllm_tool_parser_free": (None, [P]),
     # images and audio
     "pocketllm_mmproj_default_params": (MmprojParams, []),

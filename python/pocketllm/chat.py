@@ -299,27 +299,78 @@ def chat_completion(model, messages, tools=None, tool_choice=None, response_form
     "required", {"type": "function", "function": {"name"}}) and
     response_format ({"type": "json_object"} or {"type": "json_schema",
     "json_schema": {"schema": ...}}) are enforced by grammars, as the server
-    does."""
+    does.  stream=True returns an iterator of "chat.completion.chunk" dicts
+    instead, as the server streams them (the request is checked when the
+    iteration starts)."""
+    args = (tools, tool_choice, response_format, max_tokens, temperature, top_p, top_k, min_p, repeat_penalty,
+            presence_penalty, frequency_penalty, seed, stop, parallel_tool_calls, chat_template_kwargs)
     if stream:
-        raise NotImplementedError("chat(stream=True): use Model.stream on a rendered prompt for now")
+        return _stream_chat(model, messages, args)
     with model._lock:
-        model._need()
-        if model._template is None:
-            model._template = load_template(model, model.chat_template_path)
-        tmpl: ChatTemplate = model._template
+        tmpl = _template(model)
         media = _Media(model)
+        run = None
         try:
-            return _complete(model, tmpl, media, _normalise(messages, media), tools, tool_choice, response_format,
-                             max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, presence_penalty,
-                             frequency_penalty, seed, stop, parallel_tool_calls, chat_template_kwargs)
+            run = _prepare(model, tmpl, media, _normalise(messages, media), *args)
+            for _ in run.pieces():
+                pass
+            return _whole(model, tmpl, run)
         finally:
             media.close()
+            if run is not None:
+                run.close()
 
 
-def _complete(model, tmpl, media, msgs, tools, tool_choice, response_format, max_tokens, temperature, top_p, top_k,
-              min_p, repeat_penalty, presence_penalty, frequency_penalty, seed, stop, parallel_tool_calls,
-              chat_template_kwargs):
-    """chat_completion's work, the messages normalised and their media decoded."""
+def _template(model) -> "ChatTemplate":
+    model._need()
+    if model._template is None:
+        model._template = load_template(model, model.chat_template_path)
+    return model._template
+
+
+def _stream_chat(model, messages, args):
+    """chat(stream=True): the server's chunks for the same request, as dicts;
+    joined they are chat()'s message (the model is held until the iteration
+    ends)."""
+    with model._lock:
+        tmpl = _template(model)
+        media = _Media(model)
+        run = None
+        try:
+            run = _prepare(model, tmpl, media, _normalise(messages, media), *args)
+            yield from _chunks(model, tmpl, run)
+        finally:
+            media.close()
+            if run is not None:
+                run.close()
+
+
+class _Run:
+    """A prepared chat generation: the prompt, its ids, the grammar, the
+    sampling; pieces() generates."""
+
+    def __init__(self, model, prompt, ids, prefill, grammar, sampling, max_gen, stop, reply_tools):
+        self.model, self.prompt, self.ids, self.prefill = model, prompt, ids, prefill
+        self.grammar, self.sampling, self.max_gen, self.stop = grammar, sampling, max_gen, stop
+        self.reply_tools = reply_tools
+        self.result: list = []
+
+    def pieces(self):
+        return self.model._generate(None, self.max_gen, self.sampling, self.stop, None, None, self.result,
+                                    grammar_handle=self.grammar, prompt_ids=self.ids, accept_prompt=False,
+                                    prefill=self.prefill)
+
+    def close(self):
+        if self.grammar is not None:
+            N.lib.pocketllm_grammar_free(self.grammar)
+            self.grammar = None
+
+
+def _prepare(model, tmpl, media, msgs, tools, tool_choice, response_format, max_tokens, temperature, top_p, top_k,
+             min_p, repeat_penalty, presence_penalty, frequency_penalty, seed, stop, parallel_tool_calls,
+             chat_template_kwargs) -> _Run:
+    """The request checked and turned into a _Run, as the server prepares it
+    (the messages normalised and their media decoded)."""
     from .model import _Sampling
     kwargs = dict(chat_template_kwargs or {})
     enable_thinking = -1
@@ -411,6 +462,9 @@ def _complete(model, tmpl, media, msgs, tools, tool_choice, response_format, max
     room = model.n_ctx - len(ids)
     if max_tokens is not None and max_tokens < 1:
         raise InvalidArgumentError("max_tokens must be 1 or more", 1)
+    if max_tokens is not None and max_tokens > room:  # (as the server refuses it)
+        raise ContextFullError(f"the prompt is {len(ids)} tokens and max_tokens {max_tokens}; the context holds "
+                               f"{model.n_ctx}", 7)
     max_gen = max_tokens if max_tokens is not None and max_tokens < room else room
     # ---- the grammar, wrapped as the server wraps it ------------------------
     g = None
@@ -436,20 +490,24 @@ def _complete(model, tmpl, media, msgs, tools, tool_choice, response_format, max
                 check(N.lib.pocketllm_grammar_set_trigger_zone(g, b"<think>", b"</think>", int(open_think)))
     sampling = _Sampling(temperature, top_k, top_p, min_p, repeat_penalty, presence_penalty, frequency_penalty,
                          -1, seed)
-    result: list = []
-    try:
-        for _ in model._generate(None, max_gen, sampling, stop, None, None, result, grammar_handle=g,
-                                 prompt_ids=ids, accept_prompt=False, prefill=prefill):
-            pass
-    finally:
-        if g is not None:
-            N.lib.pocketllm_grammar_free(g)
-    done = result[0]
-    finish = done.finish_reason
-    # ---- the reply ------------------------------------------------------------
-    content, reasoning, has_reasoning = _split(tmpl, prompt, done.text)
-    message: Dict[str, Any] = {"role": "assistant"}
+    # the tools the reply is parsed against (a template whose prompt opens
+    # the reply's first part: always, for its text marker)
     reply_tools = tools_json if choice != "none" else ("[]" if tmpl.trigger == "" else None)
+    return _Run(model, prompt, ids, prefill, g, sampling, max_gen, stop, reply_tools)
+
+
+def _usage(run: _Run, done) -> dict:
+    return {"prompt_tokens": len(run.ids), "completion_tokens": len(done.ids),
+            "total_tokens": len(run.ids) + len(done.ids)}
+
+
+def _whole(model, tmpl: ChatTemplate, run: _Run) -> dict:
+    """The chat.completion of a finished run."""
+    done = run.result[0]
+    finish = done.finish_reason
+    content, reasoning, has_reasoning = _split(tmpl, run.prompt, done.text)
+    message: Dict[str, Any] = {"role": "assistant"}
+    reply_tools = run.reply_tools
     calls = None
     if reply_tools is not None:
         parsed, calls, rest = _parse_calls(tmpl, reply_tools, content, int.from_bytes(os.urandom(8), "little"))
@@ -469,6 +527,131 @@ def _complete(model, tmpl, media, msgs, tools, tool_choice, response_format, max
     if has_reasoning:
         message["reasoning_content"] = reasoning
     return {"object": "chat.completion", "model": os.path.basename(model.path),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": len(ids), "completion_tokens": len(done.ids),
-                      "total_tokens": len(ids) + len(done.ids)}}
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": _usage(run, done)}
+
+
+_TAGS = ("</think>", "<think>")
+
+
+def _stable(s: str, reasoning: bool) -> str:
+    """s without an end that may still grow into a think tag (and, in
+    reasoning, without trailing newlines), as the server's splitter holds
+    them back."""
+    cut = 0
+    for tag in _TAGS:
+        for k in range(min(len(tag) - 1, len(s)), 0, -1):
+            if s.endswith(tag[:k]):
+                cut = max(cut, k)
+                break
+    s = s[:len(s) - cut]
+    return s.rstrip("\n") if reasoning else s
+
+
+class _Think:
+    """The streaming reasoning split (the server's srv_think.c): the text so
+    far split whole each time, and what is certain handed out."""
+
+    def __init__(self, tmpl: ChatTemplate, prompt: str):
+        self.tmpl, self.prompt = tmpl, prompt
+        self.text, self.sent_r, self.sent_c = "", "", ""
+
+    @staticmethod
+    def _emit(sent: str, now: str):
+        if len(now) <= len(sent) or not now.startswith(sent):
+            return sent, ""
+        return now, now[len(sent):]
+
+    def push(self, piece: str, final: bool):
+        self.text += piece
+        content, reasoning, _ = _split(self.tmpl, self.prompt, self.text)
+        reasoning = reasoning or ""
+        if not final:
+            if "</think>" not in self.text:
+                reasoning = _stable(reasoning, True)
+            content = _stable(content, False)
+            if not content.strip(" \t\r\n") and not self.sent_c:
+                content = ""
+        self.sent_r, r = self._emit(self.sent_r, reasoning) if reasoning else (self.sent_r, "")
+        self.sent_c, c = self._emit(self.sent_c, content) if content else (self.sent_c, "")
+        return r, c
+
+
+def _chunks(model, tmpl: ChatTemplate, run: _Run):
+    """The chat.completion.chunk dicts of a run as it generates: the role
+    first, then reasoning and content deltas, tool calls (the first delta of
+    each with index, id, type, name and arguments "", later ones argument
+    fragments), and a last chunk with the finish_reason."""
+    name = os.path.basename(model.path)
+
+    def chunk(delta, finish=None):
+        return {"object": "chat.completion.chunk", "model": name,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    think = _Think(tmpl, run.prompt)
+    parser = None
+    events: list = []
+    if run.reply_tools is not None:
+        parser = N.P()
+        data = run.reply_tools.encode()
+        check(N.lib.pocketllm_tool_parser_new(tmpl.handle, data, len(data), int.from_bytes(os.urandom(8), "little"),
+                                              byref(parser)))
+
+    def on_event(_user, evp):
+        e = evp.contents
+        text = ctypes.string_at(e.text, e.len).decode("utf-8", "replace") if e.text and e.len else ""
+        if e.kind == 0:
+            events.append({"content": text})
+        elif e.kind == 1:
+            events.append({"tool_calls": [{"index": e.index, "id": N.text(e.id), "type": "function",
+                                           "function": {"name": N.text(e.name), "arguments": ""}}]})
+        elif text:
+            events.append({"tool_calls": [{"index": e.index, "function": {"arguments": text}}]})
+
+    cb = N.TOOL_EVENT_FN(on_event)
+    n_calls = 0
+    botched = False
+    try:
+        yield chunk({"role": "assistant", "content": ""})
+        gen = run.pieces()
+        for piece in gen:
+            r, c = think.push(piece, False)
+            if r:
+                yield chunk({"reasoning_content": r})
+            if parser is None:
+                if c:
+                    yield chunk({"content": c})
+                continue
+            body = c.encode("utf-8")
+            N.lib.pocketllm_tool_parser_feed(parser, body, len(body), cb, None)
+            while events:
+                yield chunk(events.pop(0))
+        r, c = think.push("", True)
+        if r:
+            yield chunk({"reasoning_content": r})
+        finish = run.result[0].finish_reason
+        if parser is None:
+            if c:
+                yield chunk({"content": c})
+        else:
+            body = c.encode("utf-8")
+            N.lib.pocketllm_tool_parser_feed(parser, body, len(body), cb, None)
+            if not N.lib.pocketllm_tool_parser_finish(parser, cb, None):
+                botched = True
+            n_calls = N.lib.pocketllm_tool_parser_n_calls(parser)
+            while events:
+                yield chunk(events.pop(0))
+            if botched:
+                n = c_size_t()
+                rest = N.lib.pocketllm_tool_parser_unsent(parser, byref(n))
+                if n.value:
+                    yield chunk({"content": ctypes.string_at(rest, n.value).decode("utf-8", "replace")})
+                if finish == "tool_calls":
+                    finish = "stop"
+            elif n_calls and finish != "length":
+                finish = "tool_calls"
+        last = chunk({}, finish)
+        last["usage"] = _usage(run, run.result[0])
+        yield last
+    finally:
+        if parser is not None:
+            N.lib.pocketllm_tool_parser_free(parser)

@@ -13,7 +13,7 @@ serve_model "$PL_TMP/q.gguf" --shape tiny --type f16 --seed 21
 mkdir -p "$PL_TMP/bad"
 "$PL_TOOLS/pl_mkbad" "$PL_TMP/bad" >/dev/null || { echo "FAIL: pl_mkbad" >&2; exit 1; }
 serve_start py --model "$PL_TMP/q.gguf" --name m --ctx 1024 --parallel 1 -t 1 --pooling mean
-PL_PY_STORIES=$STORIES PL_PY_QWEN3=$PL_TMP/q.gguf PL_PY_BAD_DIR=$PL_TMP/bad PL_PY_SERVER=$BASE \
+PL_PY_QWQ_TEMPLATE=$(dirname "$QWEN3_TEMPLATE")/Qwen-QwQ-32B.jinja PL_PY_STORIES=$STORIES PL_PY_QWEN3=$PL_TMP/q.gguf PL_PY_BAD_DIR=$PL_TMP/bad PL_PY_SERVER=$BASE \
     POCKETLLM_LIBRARY=$PL_LIB PYTHONPATH=$PL_SRC/python:$PL_SRC/tests/python PL_BIN=$PL_BIN \
     "$PY" -m pytest -q -p no:cacheprovider --ignore="$PL_SRC/tests/python/test_media.py" "$PL_SRC/tests/python" \
     >"$PL_TMP/pytest.out" 2>&1
