@@ -219,6 +219,7 @@ _PROTOS = {
     "pocketllm_gguf_kv_count": (c_uint64, [P]),
     "pocketllm_gguf_kv_key": (c_char_p, [P, c_uint64]),
     "pocketllm_gguf_kv_value": (P, [P, c_uint64]),
+    "pocketllm_gguf_find": (P, [P, c_char_p]),
     "pocketllm_gguf_value_type": (c_int, [P]),
     "pocketllm_gguf_value_u64": (c_int, [P, POINTER(c_uint64)]),
     "pocketllm_gguf_value_i64": (c_int, [P, POINTER(c_int64)]),

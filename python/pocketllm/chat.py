@@ -64,20 +64,12 @@ class ChatTemplate:
             N.lib.pocketllm_chat_free(out)
 
 
-def _token_text(meta: dict, key: str) -> Optional[str]:
-    tid = meta.get(key)
-    toks = meta.get("tokenizer.ggml.tokens")
-    if not isinstance(tid, int) or not isinstance(toks, list) or tid >= len(toks):
-        return None
-    return toks[tid]
-
-
 def load_template(model, path: Optional[str]) -> ChatTemplate:
     """The model's template: the file at path, else the GGUF's
     tokenizer.chat_template; its BOS/EOS texts from the vocabulary."""
-    from .host import inspect
-    info = inspect(model.path, tensors=False, max_array=1 << 30)
-    meta = info["metadata"]
+    from .host import gguf_keys
+    bos, eos = "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"
+    meta = gguf_keys(model.path, ["tokenizer.chat_template", bos, eos])
     if path is not None:
         with open(path, "r", encoding="utf-8") as f:
             source = f.read()
@@ -86,8 +78,7 @@ def load_template(model, path: Optional[str]) -> ChatTemplate:
         if not isinstance(source, str):
             raise UnsupportedError("the checkpoint has no chat template (tokenizer.chat_template); open the model "
                                    "with chat_template=FILE", 4)
-    return ChatTemplate(source, _token_text(meta, "tokenizer.ggml.bos_token_id"),
-                        _token_text(meta, "tokenizer.ggml.eos_token_id"))
+    return ChatTemplate(source, meta.get(bos + ".text"), meta.get(eos + ".text"))
 
 
 class _Media:

@@ -94,6 +94,28 @@ def _value(v, max_array: int):
     return None
 
 
+def gguf_keys(path: Union[str, os.PathLike], keys) -> dict:
+    """Some metadata of a GGUF file, read without the rest: {key: value} for
+    each key present (a key naming a token id also gets the token's text,
+    under key + ".text", read from tokenizer.ggml.tokens)."""
+    g = N.P()
+    check(N.lib.pocketllm_gguf_open(os.fspath(path).encode(), byref(g)))
+    try:
+        out = {}
+        toks = N.lib.pocketllm_gguf_find(g, b"tokenizer.ggml.tokens")
+        for k in keys:
+            v = N.lib.pocketllm_gguf_find(g, k.encode())
+            if not v:
+                continue
+            out[k] = _value(v, 64)
+            if k.endswith("_token_id") and toks and isinstance(out[k], int) and \
+                    out[k] < N.lib.pocketllm_gguf_array_len(toks):
+                out[k + ".text"] = _value(N.lib.pocketllm_gguf_array_get(toks, out[k]), 64)
+        return out
+    finally:
+        N.lib.pocketllm_gguf_close(g)
+
+
 def inspect(path: Union[str, os.PathLike], tensors: bool = True, max_array: int = 64) -> dict:
     """What a GGUF file holds, validated first (a malformed file raises
     FormatError naming the problem and its byte offset): {"version",
