@@ -23,21 +23,24 @@
 #include "commands.h"
 
 const char cmd_bench_usage[] =
-    "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [-t N] [-r REPS]\n"
+    "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [--pp-depth D]\n"
+    "                       [-t N] [-r REPS]\n"
     "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--device D]\n"
     "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH |\n"
     "                       --audio F) [--image-max-tokens N]] [--json-schema F | --grammar F]\n"
     "                       [--json] [--quiet]\n\n"
     "Measure prompt processing (pp) and generation (tg) speed as llama.cpp's llama-bench does:\n"
-    "pp = one prefill of N tokens into an empty cache; tg = N single-token decodes after a\n"
-    "prefill of DEPTH tokens (untimed).  Tokens are synthetic ids (the same sequence\n"
+    "pp = one prefill of N tokens into an empty cache (or, with --pp-depth D, appended to a cache\n"
+    "already holding D tokens, as a continued chat's prefill); tg = N single-token decodes after\n"
+    "a prefill of DEPTH tokens (the earlier prefills untimed).  Tokens are synthetic ids (the same sequence\n"
     "`pl_oracle bench` feeds llama.cpp), so tokenization is not timed.  After a warmup (a\n"
     "prefill of 32 tokens and 2 decodes) each repetition starts from an empty cache; the median\n"
     "of the repetitions is reported with their spread.\n\n"
     "Also reported: the read bandwidth of this host (measured by reading the model's weights\n"
-    "with the same threads, right after each repetition), the bytes of weights one decode step\n"
-    "reads (of a mixture of experts: the weights outside the experts and the expert_used_count\n"
-    "experts a token is routed to, not all of them), the decode speed that bandwidth allows and\n"
+    "with the same threads, right after each repetition), the bytes one decode step reads -- the\n"
+    "weights (of a mixture of experts: those outside the experts and the expert_used_count\n"
+    "experts a token is routed to, not all of them) and the KV cache it attends over (its mean\n"
+    "over the tg steps, at depth DEPTH .. DEPTH+N) --, the decode speed that bandwidth allows and\n"
     "the fraction of it tg reaches (each repetition's tg against its own bandwidth, the median\n"
     "reported); and the peak resident memory of the process against the bound file + KV cache\n"
     "+ 64 MiB.\n\n"
@@ -55,6 +58,7 @@ const char cmd_bench_usage[] =
     "  -p N                prompt tokens of pp (default 512; 0 skips pp)\n"
     "  -n N                generated tokens of tg (default 128; 0 skips tg)\n"
     "  -d DEPTH            tokens in the cache before tg (default 0)\n"
+    "  --pp-depth D        tokens in the cache before pp (default 0)\n"
     "  -t N                threads (default: the physical cores)\n"
     "  -r REPS             repetitions (default 5)\n"
     "  --kv f16|f32        KV cache type (default f16, as llama.cpp)\n"
@@ -64,6 +68,7 @@ const char cmd_bench_usage[] =
     "  --json              print one JSON object: pp_tokens_per_s, tg_tokens_per_s (medians),\n"
     "                      *_runs (every repetition), peak_rss_bytes, rss_bound_bytes,\n"
     "                      read_bandwidth_bytes_per_s, weight_bytes_per_token,\n"
+    "                      kv_bytes_per_token, bytes_per_token (the two summed),\n"
     "                      read_bandwidth_runs, decode_bound_tokens_per_s,\n"
     "                      decode_bandwidth_fraction (+ _min, _max), ...; on a device also\n"
     "                      device, device_memory_used_bytes, device_memory_budget_bytes\n"
@@ -186,6 +191,7 @@ static int make_synth(const char *cmd, const char *spec, bool quiet, char *path,
 
 typedef struct bench_cfg {
     int64_t p, n, d, reps, batch;
+    int64_t pd; /* --pp-depth: tokens already in the cache when pp's prefill starts */
     int threads;
     uint32_t kv;
     int flash; /* --flash-attn on */
@@ -202,10 +208,11 @@ static pocketllm_status run_once(pocketllm_session *s, const int32_t *ids, const
     int64_t filled = 0;
     pocketllm_session_reset(s);
     if (c->p > 0) {
+        if (c->pd > 0 && (st = pocketllm_session_eval(s, ids, (size_t)c->pd, 0))) return st;
         const double t0 = now_s();
-        if ((st = pocketllm_session_eval(s, ids, (size_t)c->p, 0))) return st;
+        if ((st = pocketllm_session_eval(s, ids + c->pd, (size_t)c->p, 0))) return st;
         *pp = (double)c->p / (now_s() - t0);
-        filled = c->p;
+        filled = c->pd + c->p;
     }
     if (c->n > 0) {
         if (filled != c->d) {
@@ -234,6 +241,7 @@ typedef struct bench_out {
     const double *pp, *tg, *bws;
     stats pp_s, tg_s, bw_s, frac_s;
     double tok_bound;
+    double kv_per_token; /* KV bytes one tg step reads, the mean over the steps */
     pocketllm_bench_info info;
     uint64_t rss, kv_bytes, bound;
     bool rss_reset;
@@ -360,6 +368,7 @@ static void print_json(const bench_out *b) {
     cJSON_AddNumberToObject(o, "p", (double)c->p);
     cJSON_AddNumberToObject(o, "n", (double)c->n);
     cJSON_AddNumberToObject(o, "d", (double)c->d);
+    cJSON_AddNumberToObject(o, "pp_depth", (double)c->pd);
     cJSON_AddNumberToObject(o, "reps", (double)c->reps);
     cJSON_AddStringToObject(o, "kv", c->kv ? "f16" : "f32");
     cJSON_AddBoolToObject(o, "flash_attn", c->flash != 0);
@@ -377,6 +386,8 @@ static void print_json(const bench_out *b) {
     }
     json_num_or_null(o, "read_bandwidth_bytes_per_s", host, b->bw_s.median);
     cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)b->info.weight_bytes_per_token);
+    cJSON_AddNumberToObject(o, "kv_bytes_per_token", b->kv_per_token);
+    cJSON_AddNumberToObject(o, "bytes_per_token", (double)b->info.weight_bytes_per_token + b->kv_per_token);
     json_num_or_null(o, "decode_bound_tokens_per_s", host, b->tok_bound);
     if (c->n > 0) {
         json_num_or_null(o, "decode_bandwidth_fraction", host, b->frac_s.median);
@@ -409,14 +420,17 @@ static void print_bound(const bench_out *b) {
         printf("device    %s: %s in use of %s\n", b->device, cli_fmt_bytes(b->dev_used, b1, sizeof b1),
                cli_fmt_bytes(b->dev_budget, b2, sizeof b2));
         printf("bandwidth        n/a (the host's read bandwidth bounds nothing on a device)\n");
-        printf("decode    %s of weights per token%s\n", cli_fmt_bytes(b->info.weight_bytes_per_token, b3, sizeof b3),
+        printf("decode    %s of weights + %s of KV per token%s\n",
+               cli_fmt_bytes(b->info.weight_bytes_per_token, b3, sizeof b3),
+               cli_fmt_bytes((uint64_t)b->kv_per_token, b2, sizeof b2),
                c->n > 0 ? "; tg's fraction of the bandwidth bound: n/a" : "");
         return;
     }
     printf("bandwidth %10.2f GB/s read (the weights, %d threads; median; spread %.2f .. %.2f)\n", b->bw_s.median * 1e-9,
            b->threads, b->bw_s.min * 1e-9, b->bw_s.max * 1e-9);
-    printf("decode    %s of weights per token: at most %.2f tok/s at that bandwidth",
-           cli_fmt_bytes(b->info.weight_bytes_per_token, b1, sizeof b1), b->tok_bound);
+    printf("decode    %s of weights + %s of KV per token: at most %.2f tok/s at that bandwidth",
+           cli_fmt_bytes(b->info.weight_bytes_per_token, b1, sizeof b1),
+           cli_fmt_bytes((uint64_t)b->kv_per_token, b2, sizeof b2), b->tok_bound);
     if (c->n > 0)
         printf("; tg reaches %.2f of it (median of each rep against its own bandwidth; %.2f .. %.2f)", b->frac_s.median,
                b->frac_s.min, b->frac_s.max);
@@ -429,8 +443,8 @@ static void print_text(const bench_out *b) {
     printf("model     %s (%s), %d threads, kv %s, %lld repetitions\n", b->model,
            cli_fmt_bytes(b->info.file_bytes, b1, sizeof b1), b->threads, c->kv ? "f16" : "f32", (long long)c->reps);
     if (c->p > 0)
-        printf("pp%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f)\n", (long long)c->p, b->pp_s.median, b->pp_s.min,
-               b->pp_s.max);
+        printf("pp%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c->p, b->pp_s.median,
+               b->pp_s.min, b->pp_s.max, (long long)c->pd);
     if (c->n > 0)
         printf("tg%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c->n, b->tg_s.median,
                b->tg_s.min, b->tg_s.max, (long long)c->d);
@@ -464,6 +478,7 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         else if (cli_opt(argc, argv, &i, "-p", &v, &err)) num = &c->p;
         else if (cli_opt(argc, argv, &i, "-n", &v, &err)) num = &c->n;
         else if (cli_opt(argc, argv, &i, "-d", &v, &err)) num = &c->d;
+        else if (cli_opt(argc, argv, &i, "--pp-depth", &v, &err)) num = &c->pd;
         else if (cli_opt(argc, argv, &i, "-r", &v, &err)) num = &c->reps, lo = 1, hi = 1000;
         else if (cli_opt(argc, argv, &i, "--batch", &v, &err)) num = &c->batch, lo = 1, hi = 65536;
         else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
@@ -505,7 +520,9 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
     if (c->schema && c->grammar) return cli_usage(cmd, "give one of --json-schema and --grammar");
     if ((c->schema || c->grammar) && (c->mmproj || c->n < 1 || c->p < 1))
         return cli_usage(cmd, "--json-schema / --grammar measure a decode: they need -p and -n of 1 or more, and no --mmproj");
-    const int64_t n_ctx = c->p > c->d + c->n ? c->p : c->d + c->n;
+    if (c->pd && (c->schema || c->grammar || c->p == 0))
+        return cli_usage(cmd, "--pp-depth goes with a pp (-p of 1 or more), without --json-schema / --grammar");
+    const int64_t n_ctx = c->pd + c->p > c->d + c->n ? c->pd + c->p : c->d + c->n;
     if (n_ctx > (1 << 20)) return cli_usage(cmd, "a context of %lld positions is too large", (long long)n_ctx);
     return 0;
 }
@@ -518,7 +535,7 @@ int cmd_bench(int argc, char **argv) {
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &c, &model_path, &synth, &dev, &json, &quiet);
     if (rc) return rc;
-    const int64_t n_ctx = c.schema || c.grammar ? c.p + c.n : c.p > c.d + c.n ? c.p : c.d + c.n;
+    const int64_t n_ctx = c.schema || c.grammar ? c.p + c.n : c.pd + c.p > c.d + c.n ? c.pd + c.p : c.d + c.n;
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = c.threads;
     if ((rc = cli_device_params(cmd, &dev, &mp))) return rc;
@@ -608,6 +625,10 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
 
+    /* what one tg step reads: the weights, and the KV cache of the positions
+     * it attends over -- d + k + 1 at step k, d + (n + 1) / 2 on average */
+    const double kv_per_token = c.n > 0 ? (double)info.kv_bytes_per_position * ((double)c.d + (double)(c.n + 1) / 2) : 0;
+    const double step_bytes = (double)info.weight_bytes_per_token + kv_per_token;
     /* warmup: weights paged in, threads started */
     const int64_t w = c.p < 32 ? (c.p ? c.p : 1) : 32, n_warm = n_ctx - w < 2 ? n_ctx - w : 2;
     if ((st = pocketllm_session_eval(s, ids, (size_t)w, 0))) goto lib_fail;
@@ -627,7 +648,7 @@ int cmd_bench(int argc, char **argv) {
             continue;
         }
         if ((st = pocketllm_bench_read_bandwidth(m, c.threads, &bws[r]))) goto lib_fail;
-        fracs[r] = info.weight_bytes_per_token && bws[r] > 0 ? tg[r] * (double)info.weight_bytes_per_token / bws[r] : 0;
+        fracs[r] = step_bytes > 0 && bws[r] > 0 ? tg[r] * step_bytes / bws[r] : 0;
         if (!quiet)
             fprintf(stderr, "bench: rep %d/%lld: pp %.2f tok/s, tg %.2f tok/s, read bandwidth %.2f GB/s\n", r + 1,
                     (long long)c.reps, pp[r], tg[r], bws[r] * 1e-9);
@@ -642,7 +663,8 @@ int cmd_bench(int argc, char **argv) {
     b.rss = peak_rss();
     b.kv_bytes = info.kv_bytes_per_position * (uint64_t)n_ctx;
     b.bound = info.file_bytes + b.kv_bytes + (uint64_t)(64 * MIB);
-    b.tok_bound = info.weight_bytes_per_token ? b.bw_s.median / (double)info.weight_bytes_per_token : 0;
+    b.kv_per_token = kv_per_token;
+    b.tok_bound = step_bytes > 0 ? b.bw_s.median / step_bytes : 0;
     pocketllm_model_device(m, &b.dev_used, &b.dev_budget);
     if (!b.threads) {
         pocketllm_cpu_info ci;

@@ -39,8 +39,27 @@ assert d["peak_rss_bytes"] > 0
 # file + KV + 64 MiB: the bound is at least the file and the 64 MiB
 assert d["rss_bound_bytes"] >= size + 64 * 2**20, d["rss_bound_bytes"]
 assert 0 < d["weight_bytes_per_token"] <= size
+# a tg step at depth 8 .. 12 reads the KV of 8 + (4 + 1) / 2 positions on average
+per_pos = d["kv_bytes"] / 16  # the cache of max(p, d + n) = 16 positions
+assert d["kv_bytes_per_token"] == per_pos * 10.5, (d["kv_bytes_per_token"], per_pos)
+assert d["bytes_per_token"] == d["weight_bytes_per_token"] + d["kv_bytes_per_token"]
+assert abs(d["decode_bound_tokens_per_s"] * d["bytes_per_token"] - d["read_bandwidth_bytes_per_s"]) <= \
+    1e-6 * d["read_bandwidth_bytes_per_s"]
+assert d["pp_depth"] == 0
 PY
 ok
+
+# pp at a depth: the prompt appended to a cache already holding 32 tokens
+expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 16 -n 4 -d 8 --pp-depth 32 -r 2 -t 1 --json --quiet
+/usr/bin/python3 - "$PL_TMP/out" <<'PY' || fail "bench --pp-depth --json is wrong"
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+assert d["pp_depth"] == 32 and d["pp_tokens_per_s"] > 0, d
+assert d["kv_bytes"] == d["kv_bytes_per_token"] / 10.5 * 48, d  # the cache holds 32 + 16 positions now
+PY
+ok
+expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 16 -n 0 --pp-depth 8 -r 1 -t 1 --quiet && expect_grep "at depth 8" "$PL_TMP/out"
+expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" -p 0 -n 4 --pp-depth 8
 
 # --synth writes a temporary model and removes it
 expect_rc 0 env TMPDIR="$PL_TMP" "$BIN" bench --synth tiny:Q8_0 -p 8 -n 2 -r 1 -t 1 --quiet

@@ -4,7 +4,8 @@
 # expert_count experts of each expert tensor -- as gguf_dir.py computes them
 # from the file's own directory and the format's block sizes -- not the whole
 # file; the bound and each repetition's fraction follow from that figure and
-# the measured bandwidth; `inspect` reports the same per-token bytes; and
+# the measured bandwidth (with the KV bytes a step reads added); `inspect`
+# reports the same per-token bytes; and
 # --synth takes a MoE shape.  No timing is judged.
 . "$(dirname "$0")/moe_lib.sh"
 A=$MOE_A B=$MOE_B
@@ -25,10 +26,14 @@ if b["weight_bytes_per_token"] != want:
     bad.append(f"weight_bytes_per_token {b['weight_bytes_per_token']}, the routed experts' figure {want} (all: {whole})")
 if ins["moe"]["per_token"]["bytes"] != b["weight_bytes_per_token"]:
     bad.append(f"inspect's per-token bytes {ins['moe']['per_token']['bytes']} differ from bench's")
+# a step also reads the KV cache it attends over (counted in the bound)
+step = want + b["kv_bytes_per_token"]
+if b["kv_bytes_per_token"] <= 0 or b["bytes_per_token"] != step:
+    bad.append(f"bytes_per_token {b['bytes_per_token']}, weights {want} + KV {b['kv_bytes_per_token']}")
 bw = b["read_bandwidth_bytes_per_s"]
-if not math.isclose(b["decode_bound_tokens_per_s"], bw / want, rel_tol=1e-9):
-    bad.append(f"decode bound {b['decode_bound_tokens_per_s']}, bandwidth / per-token bytes {bw / want}")
-fr = [tg * want / r for tg, r in zip(b["tg_runs"], b["read_bandwidth_runs"])]
+if not math.isclose(b["decode_bound_tokens_per_s"], bw / step, rel_tol=1e-9):
+    bad.append(f"decode bound {b['decode_bound_tokens_per_s']}, bandwidth / per-step bytes {bw / step}")
+fr = [tg * step / r for tg, r in zip(b["tg_runs"], b["read_bandwidth_runs"])]
 if not math.isclose(b["decode_bandwidth_fraction"], statistics.median(fr), rel_tol=1e-9):
     bad.append(f"fraction {b['decode_bandwidth_fraction']}, the runs against the routed bytes {fr}")
 for x in bad: print("MISMATCH:", x)
@@ -39,7 +44,7 @@ PY
 done
 
 # the text says the same figure; --synth takes a MoE shape and cleans up
-expect_rc 0 "$BIN" bench --model "$A" -p 0 -n 2 -r 1 -t 1 --quiet && expect_grep "2.38 MiB of weights per token" "$PL_TMP/out"
+expect_rc 0 "$BIN" bench --model "$A" -p 0 -n 2 -r 1 -t 1 --quiet && expect_grep "2.38 MiB of weights + " "$PL_TMP/out"
 expect_rc 0 env TMPDIR="$PL_TMP" "$BIN" bench --synth moe-tiny:Q4_K_M -p 8 -n 2 -r 1 -t 1 --quiet
 expect_grep "tg2" "$PL_TMP/out"
 ls "$PL_TMP"/pocketllm-bench-* >/dev/null 2>&1 && fail "bench --synth left its temporary model behind"

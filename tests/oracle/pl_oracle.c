@@ -1279,18 +1279,20 @@ static void bench_decode(struct llama_context *c, llama_token *t, int n) {
 }
 
 static int cmd_bench(int argc, char **argv) {
-    if (argc < 3) die("bench MODEL [-p N] [-n N] [-d N] [-r N] [common options]");
-    int p = 512, n = 128, d = 0, reps = 3;
+    if (argc < 3) die("bench MODEL [-p N] [-n N] [-d N] [--pp-depth N] [-r N] [common options]");
+    int p = 512, n = 128, d = 0, pd = 0, reps = 3;
     /* pull out the bench's own options, hand the rest to parse_opts */
     char **rest = malloc(sizeof *rest * (size_t)argc);
     int nrest = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (i >= 3 && i + 1 < argc && (!strcmp(a, "-p") || !strcmp(a, "-d") || !strcmp(a, "-r") || !strcmp(a, "-n"))) {
+        if (i >= 3 && i + 1 < argc && (!strcmp(a, "-p") || !strcmp(a, "-d") || !strcmp(a, "-r") || !strcmp(a, "-n") ||
+                                        !strcmp(a, "--pp-depth"))) {
             int v = atoi(argv[++i]);
             if (v < 0 || v > 1 << 20) die("bench: %s %d is out of range", a, v);
             if (!strcmp(a, "-p")) p = v;
             else if (!strcmp(a, "-d")) d = v;
+            else if (!strcmp(a, "--pp-depth")) pd = v;
             else if (!strcmp(a, "-r")) reps = v;
             else n = v;
         } else rest[nrest++] = argv[i];
@@ -1301,7 +1303,7 @@ static int cmd_bench(int argc, char **argv) {
     free(rest);
     struct llama_model *m = load_model(argv[2], false);
     const int nv = llama_vocab_n_tokens(llama_model_get_vocab(m));
-    const int n_ctx = p > d + n ? p : d + n;
+    const int n_ctx = pd + p > d + n ? pd + p : d + n;
     struct llama_context *c = make_context(m, &o, n_ctx);
     llama_memory_t mem = llama_get_memory(c);
     const int n_ids = n_ctx + 64;
@@ -1316,11 +1318,13 @@ static int cmd_bench(int argc, char **argv) {
         llama_memory_clear(mem, true);
         int filled = 0;
         if (p > 0) {
+            /* (--pp-depth: a cache already holding pd tokens, filled untimed) */
+            for (int i = 0; i < pd; i += o.batch) bench_decode(c, ids + i, pd - i < o.batch ? pd - i : o.batch);
             /* in passes of --batch ids, as llama-bench does */
             double t0 = now_ns();
-            for (int i = 0; i < p; i += o.batch) bench_decode(c, ids + i, p - i < o.batch ? p - i : o.batch);
+            for (int i = 0; i < p; i += o.batch) bench_decode(c, ids + pd + i, p - i < o.batch ? p - i : o.batch);
             pp[r] = p / ((now_ns() - t0) * 1e-9);
-            filled = p;
+            filled = pd + p;
         }
         if (n > 0) {
             if (filled != d) {
@@ -1333,8 +1337,8 @@ static int cmd_bench(int argc, char **argv) {
         }
     }
     printf("{\"engine\":\"llama.cpp\",\"cpu_backend\":\"%s\",\"flash_attn\":%s,\"threads\":%d,\"p\":%d,\"n\":%d,\"d\":%d,"
-           "\"pp_tokens_per_s\":[",
-           best_cpu_library(), o.flash ? "true" : "false", o.threads, p, n, d);
+           "\"pp_depth\":%d,\"pp_tokens_per_s\":[",
+           best_cpu_library(), o.flash ? "true" : "false", o.threads, p, n, d, pd);
     for (int r = 0; r < reps; r++) printf("%s%.3f", r ? "," : "", pp[r]);
     printf("],\"tg_tokens_per_s\":[");
     for (int r = 0; r < reps; r++) printf("%s%.3f", r ? "," : "", tg[r]);
