@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 6
+#define POCKETLLM_ABI_MINOR 7
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -504,6 +504,17 @@ POCKETLLM_API uint32_t pocketllm_session_seq_n_past(const pocketllm_session *s, 
  * whose next prompt shares only a prefix with what the sequence holds.
  * A larger n_past than the sequence holds changes nothing. */
 POCKETLLM_API pocketllm_status pocketllm_session_seq_truncate(pocketllm_session *s, uint32_t seq, uint32_t n_past);
+
+/* (ABI 2.7) Prompt-lookup drafting for speculative decoding (no draft
+ * model): up to max ids that followed the latest earlier occurrence of the
+ * last k ids of hist[0..n), k from ngram_max down to ngram_min (the first
+ * k that matches wins), written to out; returns how many (0: no match, or
+ * bad arguments).  The caller verifies them with the target in one
+ * all_logits pass and cuts the cache back with pocketllm_session_seq_truncate
+ * to what it keeps: the rows of a batched pass equal single-step decoding's,
+ * so greedy verification reproduces plain greedy output. */
+POCKETLLM_API size_t pocketllm_lookup_draft(const int32_t *hist, size_t n, int ngram_min, int ngram_max, int32_t *out,
+                                            size_t max);
 
 /* ------------------------------------------------------------------ */
 /* Embeddings  (ABI 2.5)                                               */

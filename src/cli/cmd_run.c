@@ -32,11 +32,14 @@ typedef struct run_opts {
     int n_images, n_audio;
     int64_t image_min_tokens, image_max_tokens;
     const char *grammar_file, *schema_file; /* constrained decoding */
+    int64_t lookup, draft_max, draft_min;   /* --lookup: prompt-lookup speculative decoding */
 } run_opts;
 
 static int parse(int argc, char **argv, run_opts *o) {
     run_common_defaults(&o->common);
     o->n_predict = 128;
+    o->draft_max = 8;
+    o->draft_min = 1;
     o->sp = pocketllm_sampler_default_params();
     const char *v, *err = NULL;
     for (int i = 1; i < argc; i++) {
@@ -113,6 +116,18 @@ static int parse(int argc, char **argv, run_opts *o) {
         } else if (cli_opt(argc, argv, &i, "--json-schema", &v, &err)) {
             if (err) break;
             o->schema_file = v;
+        } else if (cli_opt(argc, argv, &i, "--lookup", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 8, &n)) return cli_usage("run", "--lookup wants the longest n-gram, 1..8, not '%s'", v);
+            o->lookup = n;
+        } else if (cli_opt(argc, argv, &i, "--draft-max", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 64, &n)) return cli_usage("run", "--draft-max wants 1..64, not '%s'", v);
+            o->draft_max = n;
+        } else if (cli_opt(argc, argv, &i, "--draft-min", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 64, &n)) return cli_usage("run", "--draft-min wants 1..64, not '%s'", v);
+            o->draft_min = n;
         } else if (!strcmp(argv[i], "--print-ids")) {
             o->print_ids = true;
         } else if (!strcmp(argv[i], "--timings")) {
@@ -127,6 +142,12 @@ static int parse(int argc, char **argv, run_opts *o) {
     if (o->n_images && !o->mmproj) return cli_usage("run", "--image needs the vision tower: --mmproj FILE");
     if (o->n_audio && !o->common.prompt) return cli_usage("run", "--audio needs --prompt (not --ids)");
     if (o->n_images && !o->common.prompt) return cli_usage("run", "--image needs --prompt (not --ids)");
+    if (o->lookup && o->sp.temperature > 0)
+        return cli_usage("run", "--lookup verifies drafts greedily: speculative sampling is not implemented yet (use "
+                                "--temperature 0)");
+    if (o->lookup && (o->grammar_file || o->schema_file))
+        return cli_usage("run", "--lookup does not go with --grammar / --json-schema yet");
+    if (o->draft_min > o->draft_max) return cli_usage("run", "--draft-min is larger than --draft-max");
     return run_common_check(&o->common, "run");
 }
 
@@ -230,6 +251,88 @@ static int open_grammar(const run_opts *o, const pocketllm_model *model, pocketl
     return CLI_OK;
 }
 
+/* What a --lookup run drafted, kept and spent. */
+typedef struct spec_stats {
+    uint64_t drafted, accepted, passes;
+} spec_stats;
+
+/* The generation loop with prompt-lookup drafting (greedy): after each
+ * token, the drafted ids follow it in one pass with every row's logits
+ * kept; row j decides the token after the j-th, so the drafts are kept
+ * while they are what greedy decoding picks, the first row that disagrees
+ * gives the next token, and the cache is cut back to what was kept.  The
+ * sampler sees the kept ids in order, as in the plain loop, so penalties
+ * act the same.  gen receives the ids (the ending end-of-generation id
+ * included); *context_full as in the plain loop. */
+static pocketllm_status spec_generate(const run_opts *o, run_state *rs, pocketllm_sampler *smp,
+                                      pocketllm_detokenizer *detok, const int32_t *prompt, size_t n_prompt,
+                                      int32_t *gen, size_t *n_gen, bool *context_full, spec_stats *ss) {
+    pocketllm_session *s = rs->session;
+    const uint32_t n_ctx = pocketllm_session_n_ctx(s);
+    const size_t cap = n_prompt + (size_t)o->n_predict + 1;
+    int32_t *hist = malloc(cap * sizeof *hist), *batch = malloc(((size_t)o->draft_max + 1) * sizeof *batch);
+    if (!hist || !batch) {
+        free(hist);
+        free(batch);
+        return POCKETLLM_ERR_NO_MEMORY;
+    }
+    memcpy(hist, prompt, n_prompt * sizeof *hist);
+    size_t n_hist = n_prompt;
+    pocketllm_status st;
+    int32_t id;
+    *n_gen = 0;
+    st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, -1), rs->n_vocab, &id);
+    while (!st) {
+        /* id is the next token of the output */
+        gen[(*n_gen)++] = id;
+        const bool eog = pocketllm_token_is_eog(rs->model, id);
+        if (!eog && detok && (st = emit(detok, id))) break;
+        if (eog || *n_gen == (size_t)o->n_predict) break;
+        const uint32_t base = pocketllm_session_n_past(s);
+        if (base >= n_ctx) {
+            *context_full = true;
+            break;
+        }
+        pocketllm_sampler_accept(smp, id);
+        hist[n_hist++] = id;
+        /* the draft: no longer than the output and the context have room for */
+        size_t room = (size_t)o->n_predict - *n_gen, ctx_room = n_ctx - base - 1;
+        size_t max = (size_t)o->draft_max;
+        if (max > room) max = room;
+        if (max > ctx_room) max = ctx_room;
+        size_t k = max ? pocketllm_lookup_draft(hist, n_hist, 1, (int)o->lookup, batch + 1, max) : 0;
+        if (k < (size_t)o->draft_min) k = 0;
+        batch[0] = id;
+        if ((st = pocketllm_session_eval(s, batch, k + 1, k > 0))) break;
+        ss->passes++;
+        ss->drafted += k;
+        /* row j: the logits after id and the first j drafts */
+        size_t j = 0;
+        bool done = false;
+        st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, k ? 0 : -1), rs->n_vocab, &id);
+        while (!st && j < k && id == batch[1 + j]) {
+            gen[(*n_gen)++] = id;
+            const bool e = pocketllm_token_is_eog(rs->model, id);
+            if (!e && detok && (st = emit(detok, id))) break;
+            if (e || *n_gen == (size_t)o->n_predict) {
+                done = true;
+                break;
+            }
+            pocketllm_sampler_accept(smp, id);
+            hist[n_hist++] = id;
+            j++;
+            st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, (int32_t)j), rs->n_vocab, &id);
+        }
+        ss->accepted += j + (done ? 1 : 0);
+        if (st || done) break;
+        /* forget the drafts after the kept ones */
+        if (j < k && (st = pocketllm_session_seq_truncate(s, 0, base + 1 + (uint32_t)j))) break;
+    }
+    free(hist);
+    free(batch);
+    return st;
+}
+
 int cmd_run(int argc, char **argv) {
     run_opts o;
     memset(&o, 0, sizeof o);
@@ -273,7 +376,15 @@ int cmd_run(int argc, char **argv) {
     double t1 = cli_now();
     const int32_t n_vocab = rs.n_vocab;
     bool context_full = false;
-    for (;;) {
+    spec_stats ss = {0, 0, 0};
+    if (o.lookup) {
+        st = spec_generate(&o, &rs, smp, detok, media ? mr.ids : rs.prompt, n_prompt, gen, &n_gen, &context_full, &ss);
+        if (st) {
+            rc = cli_lib_error("run", st);
+            goto done;
+        }
+    }
+    for (; !o.lookup;) {
         int32_t id;
         const int32_t budget = grammar ? (int32_t)(o.n_predict - (int64_t)n_gen) : -1;
         if ((st = pocketllm_sampler_sample_grammar(smp, grammar, pocketllm_session_logits(rs.session, -1), n_vocab,
@@ -320,6 +431,11 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "pocketllm run: prompt %zu tokens in %.3f s (%.1f tok/s), generated %zu in %.3f s (%.1f tok/s)\n",
                 n_prompt, t1 - t0, (double)n_prompt / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, t2 - t1,
                 (double)n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+    if (o.timings && o.lookup)
+        fprintf(stderr, "pocketllm run: lookup drafted %llu tokens, %llu kept (%.1f%%), %llu passes for %zu tokens\n",
+                (unsigned long long)ss.drafted, (unsigned long long)ss.accepted,
+                ss.drafted ? 100.0 * (double)ss.accepted / (double)ss.drafted : 0.0, (unsigned long long)ss.passes,
+                n_gen);
     rc = CLI_OK;
 done:
     media_free(&mr);

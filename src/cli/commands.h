@@ -117,7 +117,7 @@ extern const char cmd_bench_usage[];
     "                     [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--print-ids]\n"            \
     "                     [--mmproj P --image F [--image F2 ...] [--image-min-tokens N]\n"              \
     "                     [--image-max-tokens N]] [--mmproj P --audio F ...]\n"                          \
-    "                     [--device D] [--device-memory S]\n\n"                                         \
+    "                     [--device D] [--device-memory S] [--lookup N [--draft-max N] [--draft-min N]]\n\n" \
     "Generate text: the prompt is tokenized as llama.cpp's llama_tokenize(add_special=true,\n"            \
     "parse_special=true) does, evaluated in one batched prefill, then tokens are sampled one at a\n"     \
     "time and their text streamed to stdout, until an end-of-generation token, N tokens, or a full\n"   \
@@ -167,7 +167,13 @@ extern const char cmd_bench_usage[];
     "  --print-ids            print the prompt ids on one line (an image token as -1) and the\n"      \
     "                         generated ids (the ending end-of-generation id included) on the\n"      \
     "                         next, instead of the text\n"                                            \
-    "  --timings              speeds of the prefill and of the generation on stderr\n"
+    "  --timings              speeds of the prefill and of the generation on stderr\n"            \
+    "  --lookup N             speculative decoding by prompt lookup (greedy only): after each\n"      \
+    "                         token, the tokens that followed the latest earlier occurrence of\n"   \
+    "                         the text's last N..1 tokens are drafted and verified in one pass;\n"  \
+    "                         the output is plain greedy's, token for token (N 1..8)\n"             \
+    "  --draft-max N          tokens drafted at most per step (default 8)\n"                        \
+    "  --draft-min N          a shorter draft is not verified (default 1)\n"
 
 #define CMD_LOGITS_USAGE                                                                                  \
     "usage: pocketllm logits --model M (--prompt T | --ids \"1 2 3\") --out FILE [-t N] [--ctx N]\n"    \

@@ -1,0 +1,65 @@
+# test_run_lookup.sh -- `pocketllm run --lookup N`: prompt-lookup
+# speculative decoding gives exactly plain greedy's ids and text -- on
+# stories260K, a random-weight qwen3 in f16 and at Q4_K_M (the batched
+# verification pass against single-token decoding), for several n-gram
+# lengths and draft sizes, with a repetition penalty, when -n ends inside a
+# kept draft and when the context fills up; the drafts are verified (the
+# --timings line counts kept drafts); and the refusals (sampling, a grammar,
+# bad counts) exit 2.
+. "$(dirname "$0")/lib.sh"
+BIN=$PL_BIN
+STORIES=$PL_SHARED/models/stories260K.gguf
+[ -f "$STORIES" ] || { echo "FAIL: $STORIES is missing" >&2; exit 1; }
+expect_rc 0 "$BIN" synth --quiet --shape tiny --type f16 --seed 5 "$PL_TMP/q16.gguf" || { done_testing; exit 1; }
+expect_rc 0 "$BIN" synth --quiet --shape tiny --type Q4_K_M --seed 5 "$PL_TMP/q4.gguf" || { done_testing; exit 1; }
+
+# same MODEL PROMPT N ARGS... : --lookup ARGS gives plain greedy's ids
+same() {
+    local model=$1 prompt=$2 n=$3
+    shift 3
+    "$BIN" run -m "$model" -p "$prompt" -n "$n" -t 1 --print-ids >"$PL_TMP/plain" 2>"$PL_TMP/plain.err"
+    "$BIN" run -m "$model" -p "$prompt" -n "$n" -t 1 --print-ids "$@" >"$PL_TMP/spec" 2>"$PL_TMP/spec.err"
+    ok
+    cmp -s "$PL_TMP/plain" "$PL_TMP/spec" ||
+        fail "$(basename "$model") '$prompt' -n $n $*: ids differ: $(tail -1 "$PL_TMP/plain" | head -c 200) vs $(tail -1 "$PL_TMP/spec" | head -c 200)"
+}
+REP="Lily and Ben were friends. Lily and Ben played in the park. Lily and Ben"
+for m in "$STORIES" "$PL_TMP/q16.gguf" "$PL_TMP/q4.gguf"; do
+    for p in "Once upon a time" "$REP"; do
+        same "$m" "$p" 160 --lookup 3
+        same "$m" "$p" 160 --lookup 1 --draft-max 1
+        same "$m" "$p" 97 --lookup 5 --draft-max 16
+        same "$m" "$p" 120 --lookup 2 --draft-max 4 --draft-min 2
+    done
+    # penalties see the kept tokens in order, as in the plain loop
+    "$BIN" run -m "$m" -p "$REP" -n 100 -t 1 --print-ids --repeat-penalty 1.3 >"$PL_TMP/plain" 2>/dev/null
+    "$BIN" run -m "$m" -p "$REP" -n 100 -t 1 --print-ids --repeat-penalty 1.3 --lookup 3 >"$PL_TMP/spec" 2>/dev/null
+    ok
+    cmp -s "$PL_TMP/plain" "$PL_TMP/spec" || fail "$(basename "$m"): ids differ with a repetition penalty"
+done
+
+# the text, and the drafts really kept (the story repeats itself)
+expect_rc 0 "$BIN" run -m "$STORIES" -p "$REP" -n 200 -t 1
+cp "$PL_TMP/out" "$PL_TMP/plain.txt"
+expect_rc 0 "$BIN" run -m "$STORIES" -p "$REP" -n 200 -t 1 --lookup 3 --timings
+ok
+cmp -s "$PL_TMP/plain.txt" "$PL_TMP/out" || fail "the text differs with --lookup"
+expect_grep "lookup drafted" "$PL_TMP/err"
+kept=$(sed -n 's/.*drafted [0-9]* tokens, \([0-9]*\) kept.*/\1/p' "$PL_TMP/err")
+ok
+[ "${kept:-0}" -gt 0 ] || fail "no draft was kept: $(cat "$PL_TMP/err")"
+
+# the context fills up: the same ids, the same message
+"$BIN" run -m "$STORIES" -p "$REP" -n 500 -t 1 --ctx 64 --print-ids >"$PL_TMP/plain" 2>"$PL_TMP/plain.err"
+"$BIN" run -m "$STORIES" -p "$REP" -n 500 -t 1 --ctx 64 --print-ids --lookup 4 >"$PL_TMP/spec" 2>"$PL_TMP/spec.err"
+ok
+cmp -s "$PL_TMP/plain" "$PL_TMP/spec" || fail "ids differ when the context fills up"
+expect_grep "the context of 64 positions is full" "$PL_TMP/spec.err"
+
+# refusals
+expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --lookup 3 --temperature 0.7 && expect_grep "speculative sampling" "$PL_TMP/err"
+expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --lookup 9
+expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --lookup 2 --draft-max 2 --draft-min 3
+printf 'root ::= "a"\n' >"$PL_TMP/g.gbnf"
+expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --lookup 2 --grammar "$PL_TMP/g.gbnf"
+done_testing
