@@ -1383,6 +1383,12 @@ typedef struct pocketllm_chat_caps {
                               * and replies are parsed even without tools (tools "[]") */
 } pocketllm_chat_caps;
 POCKETLLM_API void pocketllm_chat_template_caps(const pocketllm_chat_template *t, pocketllm_chat_caps *out);
+/* (ABI 2.7) 1 when the template writes a call's function.arguments as
+ * they are (it concatenates them: Functionary v3.2), so a caller must
+ * pass them as the JSON text OpenAI sends; 0 when it formats them itself
+ * (`| tojson`), as most do, and wants the object (llama-server's form).
+ * Found at load by rendering a call both ways; rendering stays jinja2's. */
+POCKETLLM_API int pocketllm_chat_template_arguments_as_text(const pocketllm_chat_template *t);
 
 /* (ABI 2.5) GBNF (start rule root) that forces a call in the template's
  * format to one of the tools (OpenAI's array as JSON text), or to

@@ -16,7 +16,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c
 
 # the ABI this binding is written against: major must match, minor at least
 ABI_MAJOR = 2
-ABI_MINOR = 6
+ABI_MINOR = 7
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -302,6 +302,7 @@ _PROTOS = {
     "pocketllm_chat_split_reasoning": (c_int, [P, c_char_p, c_char_p, c_size_t, POINTER(ChatSplit)]),
     "pocketllm_chat_split_free": (None, [POINTER(ChatSplit)]),
     "pocketllm_chat_template_caps": (None, [P, POINTER(ChatCaps)]),
+    "pocketllm_chat_template_arguments_as_text": (c_int, [P]),
     "pocketllm_json_schema_to_gbnf": (c_int, [c_char_p, c_size_t, POINTER(c_void_p)]),
     "pocketllm_tools_grammar": (c_int, [P, c_char_p, c_size_t, c_char_p, c_int, POINTER(c_void_p)]),
     "pocketllm_tool_parser_new": (c_int, [P, c_char_p, c_size_t, c_uint64, POINTER(P)]),

@@ -36,6 +36,8 @@ class ChatTemplate:
         self.tool_format = caps.tool_format
         self.tool_family = N.text(caps.tool_family)
         self.trigger = None if caps.trigger is None else N.text(caps.trigger)
+        # it writes a call's arguments as they are: they stay JSON text
+        self.args_as_text = bool(N.lib.pocketllm_chat_template_arguments_as_text(h))
         self.bos_text = bos_text
         self.eos_text = eos_text
 
@@ -175,7 +177,7 @@ def _content(v, where: str, media: _Media):
     raise InvalidArgumentError(f"'{where}' must be a string, null or an array of parts", 1)
 
 
-def _normalise(messages, media: _Media) -> List[Dict[str, Any]]:
+def _normalise(messages, media: _Media, args_as_text: bool = False) -> List[Dict[str, Any]]:
     if not isinstance(messages, (list, tuple)) or not messages:
         raise InvalidArgumentError("messages must be a non-empty list of message dicts", 1)
     out = []
@@ -195,7 +197,9 @@ def _normalise(messages, media: _Media) -> List[Dict[str, Any]]:
                 o[k] = v
             elif k == "tool_calls":
                 calls = json.loads(json.dumps(v))
-                for c in calls:
+                # (the object, which most templates format; the text for
+                # those that write it as it is)
+                for c in calls if not args_as_text else ():
                     fn = c.get("function") if isinstance(c, dict) else None
                     if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
                         try:
@@ -302,7 +306,7 @@ def chat_completion(model, messages, tools=None, tool_choice=None, response_form
         media = _Media(model)
         run = None
         try:
-            run = _prepare(model, tmpl, media, _normalise(messages, media), *args)
+            run = _prepare(model, tmpl, media, _normalise(messages, media, tmpl.args_as_text), *args)
             for _ in run.pieces():
                 pass
             return _whole(model, tmpl, run)
@@ -328,7 +332,7 @@ def _stream_chat(model, messages, args):
         media = _Media(model)
         run = None
         try:
-            run = _prepare(model, tmpl, media, _normalise(messages, media), *args)
+            run = _prepare(model, tmpl, media, _normalise(messages, media, tmpl.args_as_text), *args)
             yield from _chunks(model, tmpl, run)
         finally:
             media.close()

@@ -67,28 +67,7 @@ typedef struct build_args {
     size_t n;
     const char *messages_json;
     const pocketllm_chat_options *opt;
-    bool args_as_text; /* the template's calls take their arguments as JSON text */
 } build_args;
-
-/* Each call's function.arguments given as an object becomes its JSON text
- * (for a template with args_as_text). */
-static void arguments_as_text(pl_jinja_ctx *x, pl_jv msgs) {
-    static const pl_json_opts compact = {.item_sep = ", ", .item_sep_len = 2, .key_sep = ": ", .key_sep_len = 2};
-    for (size_t i = 0; msgs.kind == JV_LIST && i < msgs.v.l->n; i++) {
-        pl_jv calls, m = msgs.v.l->items[i];
-        if (m.kind != JV_DICT || !pl_jv_dict_get(x, m, pl_jv_str(x, "tool_calls", 10), &calls) || calls.kind != JV_LIST)
-            continue;
-        for (size_t k = 0; k < calls.v.l->n; k++) {
-            pl_jv fn, args, c = calls.v.l->items[k];
-            if (c.kind != JV_DICT || !pl_jv_dict_get(x, c, pl_jv_str(x, "function", 8), &fn) || fn.kind != JV_DICT ||
-                !pl_jv_dict_get(x, fn, pl_jv_str(x, "arguments", 9), &args) || args.kind != JV_DICT)
-                continue;
-            pl_jbuf b = {0};
-            pl_json_dump(x, &b, args, &compact, 0);
-            pl_jv_dict_set_cstr(x, fn, "arguments", pl_jv_str_buf(x, &b));
-        }
-    }
-}
 
 static pl_jv text_value(pl_jx *x, const char *s, const char *what) {
     size_t len = strlen(s), bad;
@@ -123,7 +102,6 @@ static void build_vars(pl_jinja_ctx *x, void *user) {
             pl_jv_list_push(x, msgs, d);
         }
     }
-    if (b->args_as_text) arguments_as_text(x, msgs);
     pl_jx_set_global(x, "messages", msgs);
     pl_jv tools = pl_jv_none_v;
     if (o->tools_json) {
@@ -164,7 +142,7 @@ pocketllm_status pocketllm_chat_render(const pocketllm_chat_template *t, const p
     if (!t || !out || (n && !msgs)) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "chat render: missing argument");
     *out = NULL;
     if (len) *len = 0;
-    build_args b = {msgs, n, NULL, opt, t->args_as_text};
+    build_args b = {msgs, n, NULL, opt};
     return render(t, &b, out, len);
 }
 
@@ -173,14 +151,15 @@ pocketllm_status pocketllm_chat_render_json(const pocketllm_chat_template *t, co
     if (!t || !out || !messages_json) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "chat render: missing argument");
     *out = NULL;
     if (len) *len = 0;
-    build_args b = {NULL, 0, messages_json, opt, t->args_as_text};
+    build_args b = {NULL, 0, messages_json, opt};
     return render(t, &b, out, len);
 }
 
 /* Whether the template renders a call only when its arguments are JSON
  * text: a conversation with one call fails with the arguments as an object
  * and renders with them as text (as llama.cpp's template probe decides the
- * other way round). */
+ * other way round).  Rendering itself stays jinja2's: the caller passes
+ * the arguments in the form this says. */
 static bool needs_text_arguments(const pocketllm_chat_template *t) {
     static const char *const conv[2] = {
         "[{\"role\": \"user\", \"content\": \"x\"}, {\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": "
@@ -194,10 +173,12 @@ static bool needs_text_arguments(const pocketllm_chat_template *t) {
     o.bos_token = o.eos_token = "";
     for (int i = 0; i < 2; i++) {
         char *text = NULL;
-        build_args b = {NULL, 0, conv[i], &o, false};
+        build_args b = {NULL, 0, conv[i], &o};
         ok[i] = render(t, &b, &text, NULL) == POCKETLLM_OK;
         free(text);
     }
     pl_error_clear();
     return !ok[0] && ok[1];
 }
+
+int pocketllm_chat_template_arguments_as_text(const pocketllm_chat_template *t) { return t && t->args_as_text; }

@@ -16,9 +16,9 @@ struct pocketllm_chat_template {
     int tool_format; /* how its models call tools (chat_tools.h's pl_tool_format), read from the source */
     const char *tool_family;
     bool lists_tools; /* it shows the model the tools it is given */
-    /* it writes a call's arguments as they are (`+ arguments`), so it needs
-     * them as JSON text, not the object the other templates format
-     * (Functionary v3.2); found by rendering a call both ways */
+    /* it writes a call's arguments as they are (`+ arguments`), so callers
+     * must pass them as JSON text, not the object the other templates
+     * format (Functionary v3.2); found by rendering a call both ways */
     bool args_as_text;
 };
 

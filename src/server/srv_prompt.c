@@ -185,8 +185,10 @@ static bool normalise_message(pctx *c, const cJSON *msg, size_t i, cJSON *arr) {
             if (!d) return srv_fail(c->e, 500, NULL, "out of memory");
             /* OpenAI sends function.arguments as JSON text; the templates
              * write it with `| tojson` (or test `is string`), so they get
-             * the object, as llama-server gives it to them */
-            for (cJSON *call = d->child; call; call = call->next) {
+             * the object, as llama-server gives it to them -- except those
+             * that write it as it is, which keep the text */
+            const bool as_text = pocketllm_chat_template_arguments_as_text(c->m->tmpl) != 0;
+            for (cJSON *call = as_text ? NULL : d->child; call; call = call->next) {
                 cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
                 cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
                 if (!cJSON_IsString(args)) continue;

@@ -294,19 +294,30 @@ static void test_split(void) {
     CHECK(pocketllm_chat_split_reasoning(NULL, NULL, NULL, 3, &s) == POCKETLLM_ERR_INVALID_ARGUMENT);
 }
 
-/* A call's arguments reach the template as an object (for `| tojson`),
- * except in a template that can only write them as text (`+ arguments`,
- * Functionary v3.2): found by rendering a call both ways at load. */
+/* A template that concatenates a call's arguments (Functionary v3.2) is
+ * found at load: it fails with them as an object, as jinja2 does, and
+ * renders them given as text; one that formats them takes the object. */
 static void test_call_arguments(void) {
-    const char *msgs = "[{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"c\", \"type\": "
-                       "\"function\", \"function\": {\"name\": \"f\", \"arguments\": {\"a\": [1, \"x\"]}}}]}]";
+    const char *obj = "[{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"c\", \"type\": "
+                      "\"function\", \"function\": {\"name\": \"f\", \"arguments\": {\"a\": [1, \"x\"]}}}]}]";
+    const char *text = "[{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"c\", \"type\": "
+                       "\"function\", \"function\": {\"name\": \"f\", \"arguments\": \"{\\\"a\\\": 1}\"}}]}]";
     /* (tools, ">>>all" and "recipient" make it a Functionary v3.2 template) */
     const char *as_text = "{# tools >>>all recipient #}{% for m in messages %}{% for c in m.tool_calls %}"
                           "{{ '>>>' + c.function.name + '\\n' + c.function.arguments }}{% endfor %}{% endfor %}";
-    renders(as_text, msgs, NULL, ">>>f\n{\"a\": [1, \"x\"]}");
     const char *as_object = "{# tools <tool_call> \"name\" #}{% for m in messages %}{% for c in m.tool_calls %}"
                             "{{ c.function.arguments.a[1] }}{{ c.function.arguments | tojson }}{% endfor %}{% endfor %}";
-    renders(as_object, msgs, NULL, "x{\"a\": [1, \"x\"]}");
+    pocketllm_chat_template *t = NULL;
+    CHECK(pocketllm_chat_template_new(as_text, strlen(as_text), &t) == POCKETLLM_OK);
+    CHECK(pocketllm_chat_template_arguments_as_text(t) == 1);
+    pocketllm_chat_template_free(t);
+    CHECK(pocketllm_chat_template_new(as_object, strlen(as_object), &t) == POCKETLLM_OK);
+    CHECK(pocketllm_chat_template_arguments_as_text(t) == 0);
+    pocketllm_chat_template_free(t);
+    CHECK(pocketllm_chat_template_arguments_as_text(NULL) == 0);
+    renders(as_text, text, NULL, ">>>f\n{\"a\": 1}");
+    render_fails(as_text, obj, NULL, "concatenate");  /* as jinja2 raises */
+    renders(as_object, obj, NULL, "x{\"a\": [1, \"x\"]}");
 }
 
 int main(void) {
