@@ -7,6 +7,7 @@ parser.  The same request gives the server's answer."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import json
 import os
@@ -301,19 +302,10 @@ def chat_completion(model, messages, tools=None, tool_choice=None, response_form
             presence_penalty, frequency_penalty, seed, stop, parallel_tool_calls, chat_template_kwargs)
     if stream:
         return _stream_chat(model, messages, args)
-    with model._lock:
-        tmpl = _template(model)
-        media = _Media(model)
-        run = None
-        try:
-            run = _prepare(model, tmpl, media, _normalise(messages, media, tmpl.args_as_text), *args)
-            for _ in run.pieces():
-                pass
-            return _whole(model, tmpl, run)
-        finally:
-            media.close()
-            if run is not None:
-                run.close()
+    with _request(model, messages, args) as (tmpl, run):
+        for _ in run.pieces():
+            pass
+        return _whole(model, tmpl, run)
 
 
 def _template(model) -> "ChatTemplate":
@@ -323,21 +315,29 @@ def _template(model) -> "ChatTemplate":
     return model._template
 
 
-def _stream_chat(model, messages, args):
-    """chat(stream=True): the server's chunks for the same request, as dicts;
-    joined they are chat()'s message (the model is held until the iteration
-    ends)."""
+@contextlib.contextmanager
+def _request(model, messages, args):
+    """The model held, the request prepared (its media decoded): (template,
+    run); everything freed on the way out."""
     with model._lock:
         tmpl = _template(model)
         media = _Media(model)
         run = None
         try:
             run = _prepare(model, tmpl, media, _normalise(messages, media, tmpl.args_as_text), *args)
-            yield from _chunks(model, tmpl, run)
+            yield tmpl, run
         finally:
             media.close()
             if run is not None:
                 run.close()
+
+
+def _stream_chat(model, messages, args):
+    """chat(stream=True): the server's chunks for the same request, as dicts;
+    joined they are chat()'s message (the model is held until the iteration
+    ends)."""
+    with _request(model, messages, args) as (tmpl, run):
+        yield from _chunks(model, tmpl, run)
 
 
 class _Run:
