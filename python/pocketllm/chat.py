@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _native as N
 from ._call import check
+from ._text import partial_tail
 from .errors import ContextFullError, InvalidArgumentError, UnsupportedError
 
 TOOLS_NONE, TOOLS_UNSUPPORTED, TOOLS_SUPPORTED = 0, 1, 2
@@ -532,13 +533,7 @@ def _stable(s: str, reasoning: bool) -> str:
     """s without an end that may still grow into a think tag (and, in
     reasoning, without trailing newlines), as the server's splitter holds
     them back."""
-    cut = 0
-    for tag in _TAGS:
-        for k in range(min(len(tag) - 1, len(s)), 0, -1):
-            if s.endswith(tag[:k]):
-                cut = max(cut, k)
-                break
-    s = s[:len(s) - cut]
+    s = s[:len(s) - partial_tail(s, _TAGS)]
     return s.rstrip("\n") if reasoning else s
 
 

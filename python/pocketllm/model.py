@@ -19,6 +19,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Union
 
 from . import _native as N
 from ._call import check, grow_call
+from ._text import partial_tail
 from .errors import ContextFullError, Error, InvalidArgumentError, UnsupportedError
 
 _POOLING = {"none": 0, "mean": 1, "cls": 2, "last": 3}
@@ -586,10 +587,5 @@ def _stop_scan(text: str, stops: List[str], final: bool = False):
         return text[:first], "", True
     if final:
         return text, "", False
-    keep = 0
-    for s in stops:
-        for k in range(min(len(s) - 1, len(text)), 0, -1):
-            if text.endswith(s[:k]):
-                keep = max(keep, k)
-                break
+    keep = partial_tail(text, stops)
     return (text[:-keep], text[-keep:], False) if keep else (text, "", False)

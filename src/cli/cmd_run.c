@@ -256,6 +256,21 @@ typedef struct spec_stats {
     uint64_t drafted, accepted, passes;
 } spec_stats;
 
+/* One id into the output of a --lookup run: recorded, its text written,
+ * and -- unless it ends the generation (an end-of-generation id, or -n
+ * reached: false) -- shown to the sampler's penalties and the history the
+ * drafts are looked up in.  *st is set when writing fails. */
+static bool spec_take(const run_opts *o, const run_state *rs, pocketllm_sampler *smp, pocketllm_detokenizer *detok,
+                      int32_t id, int32_t *gen, size_t *n_gen, int32_t *hist, size_t *n_hist, pocketllm_status *st) {
+    gen[(*n_gen)++] = id;
+    const bool eog = pocketllm_token_is_eog(rs->model, id);
+    if (!eog && detok && (*st = emit(detok, id))) return false;
+    if (eog || *n_gen == (size_t)o->n_predict) return false;
+    pocketllm_sampler_accept(smp, id);
+    hist[(*n_hist)++] = id;
+    return true;
+}
+
 /* The generation loop with prompt-lookup drafting (greedy): after each
  * token, the drafted ids follow it in one pass with every row's logits
  * kept; row j decides the token after the j-th, so the drafts are kept
@@ -282,19 +297,13 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, pocketll
     int32_t id;
     *n_gen = 0;
     st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, -1), rs->n_vocab, &id);
-    while (!st) {
-        /* id is the next token of the output */
-        gen[(*n_gen)++] = id;
-        const bool eog = pocketllm_token_is_eog(rs->model, id);
-        if (!eog && detok && (st = emit(detok, id))) break;
-        if (eog || *n_gen == (size_t)o->n_predict) break;
+    /* id is the next token of the output */
+    while (!st && spec_take(o, rs, smp, detok, id, gen, n_gen, hist, &n_hist, &st)) {
         const uint32_t base = pocketllm_session_n_past(s);
         if (base >= n_ctx) {
             *context_full = true;
             break;
         }
-        pocketllm_sampler_accept(smp, id);
-        hist[n_hist++] = id;
         /* the draft: no longer than the output and the context have room for */
         size_t room = (size_t)o->n_predict - *n_gen, ctx_room = n_ctx - base - 1;
         size_t max = (size_t)o->draft_max;
@@ -311,15 +320,10 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, pocketll
         bool done = false;
         st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, k ? 0 : -1), rs->n_vocab, &id);
         while (!st && j < k && id == batch[1 + j]) {
-            gen[(*n_gen)++] = id;
-            const bool e = pocketllm_token_is_eog(rs->model, id);
-            if (!e && detok && (st = emit(detok, id))) break;
-            if (e || *n_gen == (size_t)o->n_predict) {
-                done = true;
+            if (!spec_take(o, rs, smp, detok, id, gen, n_gen, hist, &n_hist, &st)) {
+                done = !st;
                 break;
             }
-            pocketllm_sampler_accept(smp, id);
-            hist[n_hist++] = id;
             j++;
             st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, (int32_t)j), rs->n_vocab, &id);
         }

@@ -107,7 +107,6 @@ static inline const char *srv_reply_tools(const srv_request *r) {
     return r->parse_replies ? "[]" : NULL;
 }
 
-
 typedef struct srv_limits {
     uint32_t n_ctx;                /* positions one sequence may fill */
 } srv_limits;
