@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 7
+#define POCKETLLM_ABI_MINOR 8
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -66,6 +66,10 @@ POCKETLLM_API uint32_t pocketllm_type_count(void);
 /* Name as llama.cpp spells it ("f32", "q4_K", ...), NULL for an unknown id.
  * Ids that llama.cpp removed from GGUF still have a name. */
 POCKETLLM_API const char *pocketllm_type_name(uint32_t type);
+/* (ABI 2.8) The KV cache type named `name` (llama.cpp's --cache-type-k
+ * spelling, any case: f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1,
+ * iq4_nl), or UINT32_MAX for any other name. */
+POCKETLLM_API uint32_t pocketllm_kv_type_from_name(const char *name);
 /* Elements per block and bytes per block; 0 for removed or unknown ids. */
 POCKETLLM_API uint32_t pocketllm_type_block_size(uint32_t type);
 POCKETLLM_API uint32_t pocketllm_type_block_bytes(uint32_t type);
@@ -306,15 +310,26 @@ typedef struct pocketllm_session_params {
                        * context, at most 4096 */
     uint32_t n_batch; /* most tokens per forward pass (longer inputs are split
                        * into passes); 0 = 512 */
-    uint32_t kv_type; /* element type of the KV cache: 1 = f16 (the default, as
-                       * llama.cpp) or 0 = f32 */
+    uint32_t kv_type; /* element type (ggml id) of the K cache, and of the V
+                       * cache unless kv_type_v says otherwise: 1 = f16 (the
+                       * default, as llama.cpp), 0 = f32, 30 = bf16, or
+                       * (ABI 2.8) a block type kept packed -- 8 = q8_0, 2 =
+                       * q4_0, 3 = q4_1, 6 = q5_0, 7 = q5_1, 20 = iq4_nl --
+                       * whose 32-value blocks must divide the model's
+                       * heads.  Packed types and mixed K/V run on the CPU. */
     int n_threads;    /* 0 = the model's n_threads (itself 0 = the physical cores) */
     int flash_attn;   /* 1: attention by llama.cpp's flash-attention arithmetic
                        * (its -fa on: online softmax, V summed in the cache
                        * type), to match llama.cpp run that way; 0 (the
                        * default): its default path, which this engine's
                        * tests compare against and which is faster here */
+    uint32_t kv_type_v; /* (ABI 2.8) the V cache's type when it differs from
+                         * kv_type; POCKETLLM_KV_AS_K (the default) = kv_type.
+                         * A quantized V needs flash_attn = 1 (as in
+                         * llama.cpp). */
 } pocketllm_session_params;
+
+#define POCKETLLM_KV_AS_K 0xFFFFFFFFu
 
 POCKETLLM_API pocketllm_session_params pocketllm_session_default_params(void);
 /* A new session at position 0.  The KV cache is allocated here, and on
@@ -963,6 +978,8 @@ typedef struct pocketllm_perplexity_params {
     const char *kl_base;    /* compare against this saved file, or NULL */
     pocketllm_eval_progress_fn progress; /* may be NULL */
     void *progress_user;
+    uint32_t kv_type_v;     /* (ABI 2.8) as pocketllm_session_params (POCKETLLM_KV_AS_K = kv_type) */
+    int flash_attn;         /* (ABI 2.8) as pocketllm_session_params */
 } pocketllm_perplexity_params;
 
 typedef struct pocketllm_perplexity_result {
@@ -1119,6 +1136,9 @@ typedef struct pocketllm_fit_params {
     uint32_t plan_layers;   /* with plan: compute the model at this many layers (its layers
                              * repeated); 0 = the source's own */
     uint64_t machine_memory; /* what the quality reference must fit in; 0 = this host's memory */
+    /* (ABI 2.8) */
+    uint32_t kv_type_v;     /* as pocketllm_session_params (POCKETLLM_KV_AS_K = kv_type) */
+    int flash_attn;         /* as pocketllm_session_params (a quantized V needs 1) */
 } pocketllm_fit_params;
 
 typedef struct pocketllm_fit_result {
@@ -1466,7 +1486,8 @@ typedef struct pocketllm_bench_info {
 } pocketllm_bench_info;
 
 /* Fill *out for an open model (with weights) and a KV cache type (1 = f16,
- * 0 = f32). */
+ * 0 = f32, or (ABI 2.8) any type pocketllm_session_params takes), K and V
+ * both of it (for K and V of two types, half of each one's figure). */
 POCKETLLM_API pocketllm_status pocketllm_bench_model_info(const pocketllm_model *model, uint32_t kv_type,
                                                           pocketllm_bench_info *out);
 /* The host's memory read bandwidth in bytes per second, measured by

@@ -16,7 +16,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c
 
 # the ABI this binding is written against: major must match, minor at least
 ABI_MAJOR = 2
-ABI_MINOR = 7
+ABI_MINOR = 8
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -37,7 +37,10 @@ class ModelParams(Structure):
 
 class SessionParams(Structure):
     _fields_ = [("n_ctx", c_uint32), ("n_batch", c_uint32), ("kv_type", c_uint32), ("n_threads", c_int),
-                ("flash_attn", c_int)]
+                ("flash_attn", c_int), ("kv_type_v", c_uint32)]
+
+
+KV_AS_K = 0xFFFFFFFF
 
 
 class SamplerParams(Structure):
@@ -52,7 +55,8 @@ EVAL_PROGRESS = CFUNCTYPE(None, c_void_p, c_uint32, c_uint32, c_double)
 class PerplexityParams(Structure):
     _fields_ = [("n_ctx", c_uint32), ("max_chunks", c_uint32), ("kv_type", c_uint32), ("n_threads", c_int),
                 ("save_logits", c_char_p), ("save_type", c_uint32), ("kl_base", c_char_p),
-                ("progress", EVAL_PROGRESS), ("progress_user", c_void_p)]
+                ("progress", EVAL_PROGRESS), ("progress_user", c_void_p), ("kv_type_v", c_uint32),
+                ("flash_attn", c_int)]
 
 
 class PerplexityResult(Structure):
@@ -96,7 +100,8 @@ class FitParams(Structure):
                 ("out_path", c_char_p), ("work_dir", c_char_p), ("all", c_int), ("n_threads", c_int),
                 ("on_row", FIT_ROW), ("progress", FIT_PROGRESS), ("user", c_void_p), ("device", c_char_p),
                 ("device_memory", c_uint64), ("mmproj", c_char_p), ("image_max_tokens", c_uint32),
-                ("plan", c_int), ("plan_layers", c_uint32), ("machine_memory", c_uint64)]
+                ("plan", c_int), ("plan_layers", c_uint32), ("machine_memory", c_uint64), ("kv_type_v", c_uint32),
+                ("flash_attn", c_int)]
 
 
 class FitResult(Structure):
@@ -212,6 +217,8 @@ _PROTOS = {
     "pocketllm_free": (None, [c_void_p]),
     # gguf
     "pocketllm_type_name": (c_char_p, [c_uint32]),
+    "pocketllm_kv_type_from_name": (c_uint32, [c_char_p]),
+    "pocketllm_type_block_size": (c_uint32, [c_uint32]),
     "pocketllm_gguf_open": (c_int, [c_char_p, POINTER(P)]),
     "pocketllm_gguf_close": (None, [P]),
     "pocketllm_gguf_version": (c_uint32, [P]),

@@ -79,6 +79,14 @@ class _Sampling:
         self.params = p
 
 
+def kv_type_id(name: str) -> int:
+    """The ggml id of a KV cache type by name ("f16", "q8_0", ...)."""
+    t = N.lib.pocketllm_kv_type_from_name(str(name).encode())
+    if t == 0xFFFFFFFF:
+        raise InvalidArgumentError(f"kv_type {name!r}: one of f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl", 1)
+    return t
+
+
 class Model:
     """A GGUF checkpoint opened on one device, with a session of n_ctx positions.
 
@@ -86,7 +94,11 @@ class Model:
     (see pocketllm.devices()); n_ctx: positions of the KV cache (0: the
     model's training context, at most 4096); n_threads: 0 = the physical
     cores; flash_attn: llama.cpp's flash-attention arithmetic; n_batch: most
-    tokens per forward pass (0 = 512); kv_type: "f16" (default) or "f32";
+    tokens per forward pass (0 = 512); kv_type: the KV cache's type, "f16"
+    (default), "bf16", "f32" or a block type kept packed ("q8_0", "q4_0",
+    "q4_1", "q5_0", "q5_1", "iq4_nl"; heads of a multiple of 32, CPU only);
+    kv_type_v: the V cache's type when it differs (None: kv_type);
+    flash_attn None: on exactly when V is quantized (llama.cpp needs it);
     device_memory: the most bytes of the device to use (0 = all);
     progress: called as progress(what, done, total) while weights upload to
     a device; chat_template: a Jinja file chat() uses instead of the
@@ -97,7 +109,8 @@ class Model:
     context manager, or call close()."""
 
     def __init__(self, path: Union[str, os.PathLike], device: str = "cpu", n_ctx: int = 0, n_threads: int = 0,
-                 flash_attn: bool = False, n_batch: int = 0, kv_type: str = "f16", device_memory: int = 0,
+                 flash_attn: Optional[bool] = None, n_batch: int = 0, kv_type: str = "f16",
+                 kv_type_v: Optional[str] = None, device_memory: int = 0,
                  progress: Optional[Callable[[str, int, int], None]] = None,
                  chat_template: Union[str, os.PathLike, None] = None,
                  mmproj: Union[str, os.PathLike, None] = None, image_min_tokens: int = 0,
@@ -109,8 +122,10 @@ class Model:
         self._lock = threading.RLock()
         self.path = os.fspath(path)
         self.chat_template_path = os.fspath(chat_template) if chat_template is not None else None
-        if kv_type not in ("f16", "f32"):
-            raise InvalidArgumentError(f"kv_type must be 'f16' or 'f32', not {kv_type!r}", 1)
+        k_id = kv_type_id(kv_type)
+        v_id = N.KV_AS_K if kv_type_v is None else kv_type_id(kv_type_v)
+        if flash_attn is None:
+            flash_attn = N.lib.pocketllm_type_block_size(k_id if kv_type_v is None else v_id) > 1
         mp = N.lib.pocketllm_model_default_params()
         mp.device = None if device in (None, "cpu") else device.encode()
         mp.n_threads = n_threads
@@ -127,7 +142,8 @@ class Model:
         sp = N.lib.pocketllm_session_default_params()
         sp.n_ctx = n_ctx
         sp.n_batch = n_batch
-        sp.kv_type = 1 if kv_type == "f16" else 0
+        sp.kv_type = k_id
+        sp.kv_type_v = v_id
         sp.n_threads = n_threads
         sp.flash_attn = 1 if flash_attn else 0
         sess = N.P()

@@ -106,7 +106,7 @@ static void block(const enc *e, const pl_audio_layer *ly) {
     if (ly->k_b) pl_add(c, e->k, ly->k_b, e->k, n, d, 1);
     if (ly->v_b) pl_add(c, e->v, ly->v_b, e->v, n, d, 1);
     pl_attn_params ap = {.n_head = hp->n_head, .n_head_kv = hp->n_head, .head_dim = hd,
-                         .scale = 1.0f / sqrtf((float)hd), .kv_type = PL_TYPE_F32, .flash = false, .n_kv = n};
+                         .scale = 1.0f / sqrtf((float)hd), .k_type = PL_TYPE_F32, .v_type = PL_TYPE_F32, .flash = false, .n_kv = n};
     pl_attention(c, &ap, e->q, e->k, e->v, n, 0, e->h);
     linear(e, &ly->out, ly->out_b, e->h, n, e->q);
     pl_add(c, e->q, e->x, e->x, n, d, n);

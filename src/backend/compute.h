@@ -114,6 +114,9 @@ struct pl_compute {
     pocketllm_status status; /* first failure of the current pass, POCKETLLM_OK if none */
     uint64_t reserved_bytes; /* memory reserve() holds (the instance's own scratch) */
     bool device_memory;      /* buffers are device memory: the host reads them only through download() */
+    /* kv_store and attention take every type of quant/kv_types.h, and K
+     * and V of different types; false: f16 or f32, the same for both */
+    bool kv_packed;
     pl_mul_mat_observer observe_mul_mat; /* NULL when off: one test per matmul */
     pl_mul_mat_id_observer observe_mul_mat_id; /* NULL when off */
     void *observe_user;                  /* both observers' */

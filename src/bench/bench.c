@@ -12,14 +12,16 @@
 #include "base/error.h"
 #include "base/threadpool.h"
 #include "model/model.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 pocketllm_status pocketllm_bench_model_info(const pocketllm_model *m, uint32_t kv_type,
                                             pocketllm_bench_info *out) {
     if (!m || !out) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "bench_model_info: NULL argument");
     if (!m->arch) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "bench_model_info: the model has no weights loaded");
-    if (kv_type != PL_TYPE_F16 && kv_type != PL_TYPE_F32)
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "bench_model_info: KV type %u is not f16 or f32", kv_type);
+    if (!pl_kv_type_supported(kv_type) || m->dims.kv_dim % pl_type_get(kv_type)->block)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "bench_model_info: KV type %u is not one of " PL_KV_TYPE_NAMES
+                       " that fits this model", kv_type);
     memset(out, 0, sizeof *out);
     const pl_gguf *g = m->gguf;
     out->file_bytes = g->size;
@@ -39,8 +41,7 @@ pocketllm_status pocketllm_bench_model_info(const pocketllm_model *m, uint32_t k
                              !strcmp(t->name + len - 12, "_exps.weight");
         out->weight_bytes_per_token += experts ? t->n_bytes / (uint64_t)t->ne[2] * n_used : t->n_bytes;
     }
-    out->kv_bytes_per_position =
-        (uint64_t)m->dims.n_layer * 2 * (uint64_t)m->dims.kv_dim * (kv_type == PL_TYPE_F16 ? 2 : 4);
+    out->kv_bytes_per_position = (uint64_t)m->dims.n_layer * 2 * pl_kv_row_bytes(kv_type, m->dims.kv_dim);
     return POCKETLLM_OK;
 }
 

@@ -53,6 +53,21 @@ bool cli_parse_f64(const char *s, double lo, double hi, double *out);
  * (*i moved past the value).  *on gets 1 for "on", 0 for "off"; for a bad
  * or missing value the usage is printed and *rc is its exit code (else 0). */
 bool cli_opt_flash(int argc, char **argv, int *i, const char *cmd, int *on, int *rc);
+/* The KV cache's types at argv[*i]: --kv T (K and V), -ctk/--cache-type-k
+ * T (K only; V keeps what it was), -ctv/--cache-type-v T (V).  *k and *v
+ * are ggml type ids, *v POCKETLLM_KV_AS_K while it follows K.  True when
+ * it is one of them; a bad or missing value prints the usage, *rc its exit
+ * code (else 0). */
+bool cli_opt_kv(int argc, char **argv, int *i, const char *cmd, uint32_t *k, uint32_t *v, int *rc);
+/* The attention path once the options are read: --flash-attn as given
+ * (0 or 1), or, not given (< 0), on exactly when V is quantized -- as
+ * llama.cpp's auto, since it needs flash for a quantized V. */
+int cli_flash_auto(int flash, uint32_t k, uint32_t v);
+#define CLI_KV_HELP                                                                                                     \
+    "  --kv T, -ctk T, -ctv T  KV cache type of K and V, of K, of V: f16 (default), bf16, f32, q8_0,\n"               \
+    "                      q4_0, q4_1, q5_0, q5_1, iq4_nl (kept packed; a block type needs heads of a\n"             \
+    "                      multiple of 32, and a quantized V turns --flash-attn on unless it is set off)\n"
+
 /* The device a command opens its model on. */
 typedef struct cli_device {
     const char *name; /* NULL: the CPU */

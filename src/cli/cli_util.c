@@ -97,6 +97,38 @@ bool cli_opt_flash(int argc, char **argv, int *i, const char *cmd, int *on, int 
     return true;
 }
 
+bool cli_opt_kv(int argc, char **argv, int *i, const char *cmd, uint32_t *k, uint32_t *v, int *rc) {
+    const char *val = NULL, *err = NULL, *opt;
+    int which; /* 0: both, 1: K, 2: V */
+    if (cli_opt(argc, argv, i, "--kv", &val, &err)) opt = "--kv", which = 0;
+    else if (cli_opt(argc, argv, i, "-ctk", &val, &err) || cli_opt(argc, argv, i, "--cache-type-k", &val, &err))
+        opt = "--cache-type-k", which = 1;
+    else if (cli_opt(argc, argv, i, "-ctv", &val, &err) || cli_opt(argc, argv, i, "--cache-type-v", &val, &err))
+        opt = "--cache-type-v", which = 2;
+    else return false;
+    *rc = 0;
+    if (err) {
+        *rc = cli_usage(cmd, "%s %s", opt, err);
+        return true;
+    }
+    const uint32_t t = pocketllm_kv_type_from_name(val);
+    if (t == UINT32_MAX) {
+        *rc = cli_usage(cmd, "%s wants one of f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, not '%s'", opt, val);
+        return true;
+    }
+    if (which == 0) *k = t, *v = POCKETLLM_KV_AS_K;
+    else if (which == 1) {
+        if (*v == POCKETLLM_KV_AS_K) *v = *k; /* V stays as it was */
+        *k = t;
+    } else *v = t;
+    return true;
+}
+
+int cli_flash_auto(int flash, uint32_t k, uint32_t v) {
+    if (flash >= 0) return flash;
+    return pocketllm_type_block_size(v == POCKETLLM_KV_AS_K ? k : v) > 1 ? 1 : 0;
+}
+
 bool cli_parse_f64(const char *s, double lo, double hi, double *out) {
     if (!s || !*s) return false;
     char *end;

@@ -25,7 +25,7 @@
 const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [--pp-depth D]\n"
     "                       [-t N] [-r REPS]\n"
-    "                       [--kv f16|f32] [--flash-attn on|off] [--batch N] [--device D]\n"
+    "                       [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off] [--batch N] [--device D]\n"
     "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH |\n"
     "                       --audio F) [--image-max-tokens N]] [--json-schema F | --grammar F]\n"
     "                       [--json] [--quiet]\n\n"
@@ -61,7 +61,7 @@ const char cmd_bench_usage[] =
     "  --pp-depth D        tokens in the cache before pp (default 0)\n"
     "  -t N                threads (default: the physical cores)\n"
     "  -r REPS             repetitions (default 5)\n"
-    "  --kv f16|f32        KV cache type (default f16, as llama.cpp)\n"
+    CLI_KV_HELP
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --batch N           most tokens per forward pass (default 512, llama-bench's n_ubatch)\n"
     CLI_DEVICE_HELP
@@ -193,14 +193,38 @@ typedef struct bench_cfg {
     int64_t p, n, d, reps, batch;
     int64_t pd; /* --pp-depth: tokens already in the cache when pp's prefill starts */
     int threads;
-    uint32_t kv;
-    int flash; /* --flash-attn on */
+    uint32_t kv, kv_v; /* --kv, -ctk, -ctv (cli_opt_kv) */
+    int flash; /* --flash-attn: 1, 0, or -1 not given (cli_flash_auto) */
     /* the image encode (--mmproj) */
     const char *mmproj, *image;
     int64_t image_w, image_h, image_max_tokens;
     const char *audio; /* --audio: the audio encode instead */
     const char *schema, *grammar; /* --json-schema / --grammar: the constrained decode instead */
 } bench_cfg;
+
+static const char *kv_name(uint32_t t) {
+    const char *n = pocketllm_type_name(t);
+    return n ? n : "?";
+}
+
+/* "f16", or "q8_0/f16" for K and V of two types */
+static const char *kv_label(const bench_cfg *c) {
+    static char buf[40];
+    if (c->kv_v == POCKETLLM_KV_AS_K || c->kv_v == c->kv) return kv_name(c->kv);
+    snprintf(buf, sizeof buf, "%s/%s", kv_name(c->kv), kv_name(c->kv_v));
+    return buf;
+}
+
+/* The model's figures with the cache's bytes per position: K's half in
+ * its type, V's in its own. */
+static pocketllm_status kv_info(pocketllm_model *m, const bench_cfg *c, pocketllm_bench_info *info) {
+    pocketllm_status st = pocketllm_bench_model_info(m, c->kv, info);
+    if (st || c->kv_v == POCKETLLM_KV_AS_K || c->kv_v == c->kv) return st;
+    pocketllm_bench_info v;
+    if ((st = pocketllm_bench_model_info(m, c->kv_v, &v))) return st;
+    info->kv_bytes_per_position = info->kv_bytes_per_position / 2 + v.kv_bytes_per_position / 2;
+    return POCKETLLM_OK;
+}
 
 /* One timed run (see the header comment); pp / tg in tokens per second. */
 static pocketllm_status run_once(pocketllm_session *s, const int32_t *ids, const bench_cfg *c, double *pp, double *tg) {
@@ -370,7 +394,8 @@ static void print_json(const bench_out *b) {
     cJSON_AddNumberToObject(o, "d", (double)c->d);
     cJSON_AddNumberToObject(o, "pp_depth", (double)c->pd);
     cJSON_AddNumberToObject(o, "reps", (double)c->reps);
-    cJSON_AddStringToObject(o, "kv", c->kv ? "f16" : "f32");
+    cJSON_AddStringToObject(o, "kv", kv_name(c->kv));
+    cJSON_AddStringToObject(o, "kv_v", kv_name(c->kv_v == POCKETLLM_KV_AS_K ? c->kv : c->kv_v));
     cJSON_AddBoolToObject(o, "flash_attn", c->flash != 0);
     if (c->p > 0) {
         cJSON_AddNumberToObject(o, "pp_tokens_per_s", b->pp_s.median);
@@ -441,7 +466,7 @@ static void print_text(const bench_out *b) {
     const bench_cfg *c = b->c;
     char b1[32], b2[32], b3[32], b4[32];
     printf("model     %s (%s), %d threads, kv %s, %lld repetitions\n", b->model,
-           cli_fmt_bytes(b->info.file_bytes, b1, sizeof b1), b->threads, c->kv ? "f16" : "f32", (long long)c->reps);
+           cli_fmt_bytes(b->info.file_bytes, b1, sizeof b1), b->threads, kv_label(c), (long long)c->reps);
     if (c->p > 0)
         printf("pp%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c->p, b->pp_s.median,
                b->pp_s.min, b->pp_s.max, (long long)c->pd);
@@ -488,9 +513,8 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
             if (frc) return frc;
         } else if (cli_opt_device(argc, argv, &i, cmd, dev, &frc)) {
             if (frc) return frc;
-        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
-            if (!err && strcmp(v, "f16") && strcmp(v, "f32")) return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
-            if (!err) c->kv = strcmp(v, "f16") ? 0 : 1;
+        } else if (cli_opt_kv(argc, argv, &i, cmd, &c->kv, &c->kv_v, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) c->mmproj = v;
         else if (cli_opt(argc, argv, &i, "--image", &v, &err)) c->image = v;
         else if (cli_opt(argc, argv, &i, "--audio", &v, &err)) c->audio = v;
@@ -531,10 +555,12 @@ int cmd_bench(int argc, char **argv) {
     const char *cmd = "bench";
     const char *model_path = NULL, *synth = NULL;
     bool json = false, quiet = false;
-    bench_cfg c = {.p = 512, .n = 128, .d = 0, .reps = 5, .batch = 512, .threads = 0, .kv = 1};
+    bench_cfg c = {.p = 512, .n = 128, .d = 0, .reps = 5, .batch = 512, .threads = 0, .kv = 1, .kv_v = POCKETLLM_KV_AS_K,
+                   .flash = -1};
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &c, &model_path, &synth, &dev, &json, &quiet);
     if (rc) return rc;
+    c.flash = cli_flash_auto(c.flash, c.kv, c.kv_v);
     const int64_t n_ctx = c.schema || c.grammar ? c.p + c.n : c.pd + c.p > c.d + c.n ? c.pd + c.p : c.d + c.n;
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = c.threads;
@@ -563,7 +589,7 @@ int cmd_bench(int argc, char **argv) {
     pocketllm_bench_info info;
     pocketllm_bench_image *img = NULL;
     pocketllm_bench_audio *aud = NULL;
-    if ((st = pocketllm_bench_model_info(m, c.kv, &info))) goto lib_fail;
+    if ((st = kv_info(m, &c, &info))) goto lib_fail;
     if (c.audio) {
         if (!(aud = calloc((size_t)c.reps, sizeof *aud))) {
             rc = cli_error(cmd, "out of memory");
@@ -610,6 +636,7 @@ int cmd_bench(int argc, char **argv) {
     sp.n_ctx = (uint32_t)n_ctx;
     sp.n_batch = (uint32_t)c.batch;
     sp.kv_type = c.kv;
+    sp.kv_type_v = c.kv_v;
     sp.flash_attn = c.flash;
     sp.n_threads = c.threads;
     if ((st = pocketllm_session_new(m, &sp, &s))) goto lib_fail;

@@ -36,7 +36,7 @@
 const char cmd_chat_usage[] =
     "usage: pocketllm chat --model M [--system TEXT] [-n N] [--temperature F] [--top-k K] [--top-p P]\n"
     "                      [--min-p P] [--repeat-penalty F] [--presence-penalty F] [--frequency-penalty F]\n"
-    "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv f16|f32] [--flash-attn on|off]\n"
+    "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off]\n"
     "                      [--template FILE] [--device D] [--device-memory S]\n"
     "                      [--enable-thinking true|false] [--hide-reasoning]\n"
     "                      [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]]\n\n"
@@ -65,7 +65,7 @@ const char cmd_chat_usage[] =
     "  --ctx N, -c N          context positions for the whole conversation (default: the model's,\n"
     "                         at most 4096)\n"
     "  --batch N, -b N        most tokens per forward pass of a prompt (default 512)\n"
-    "  --kv f16|f32           KV cache type (default f16)\n"
+    CLI_KV_HELP
     "  --flash-attn on|off    llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --template FILE        a Jinja chat template instead of the model's\n"
     CLI_DEVICE_HELP
@@ -79,8 +79,8 @@ typedef struct chat_opts {
     pocketllm_sampler_params sp;
     bool seed_given, hide_reasoning;
     int enable_thinking;
-    uint32_t n_batch, kv_type;
-    int flash_attn; /* --flash-attn on */
+    uint32_t n_batch, kv_type, kv_type_v;
+    int flash_attn; /* --flash-attn: 1, 0, or -1 not given (cli_flash_auto) */
     cli_device device;
 } chat_opts;
 
@@ -177,11 +177,8 @@ static int parse(int argc, char **argv, chat_opts *o) {
             if (frc) return frc;
         } else if (cli_opt_device(argc, argv, &i, CMD, &o->device, &frc)) {
             if (frc) return frc;
-        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
-            if (err) return cli_usage(CMD, "--kv %s", err);
-            if (!strcmp(v, "f16")) o->kv_type = 1;
-            else if (!strcmp(v, "f32")) o->kv_type = 0;
-            else return cli_usage(CMD, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt_kv(argc, argv, &i, CMD, &o->kv_type, &o->kv_type_v, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--enable-thinking", &v, &err)) {
             if (err) return cli_usage(CMD, "--enable-thinking %s", err);
             if (!strcmp(v, "true")) o->enable_thinking = 1;
@@ -628,6 +625,8 @@ int cmd_chat(int argc, char **argv) {
     o.sp = pocketllm_sampler_default_params();
     o.enable_thinking = -1;
     o.kv_type = 1;
+    o.kv_type_v = POCKETLLM_KV_AS_K;
+    o.flash_attn = -1;
     o.mp.n_ctx = 0;
     int rc = parse(argc, argv, &o);
     if (rc) return rc;
@@ -651,7 +650,8 @@ int cmd_chat(int argc, char **argv) {
     sp.n_ctx = c.m.n_ctx;
     sp.n_batch = o.n_batch;
     sp.kv_type = o.kv_type;
-    sp.flash_attn = o.flash_attn;
+    sp.kv_type_v = o.kv_type_v;
+    sp.flash_attn = cli_flash_auto(o.flash_attn, o.kv_type, o.kv_type_v);
     sp.n_threads = o.mp.n_threads;
     if (pocketllm_session_new(c.m.model, &sp, &c.s) || !reset_history(&c)) {
         rc = cli_error(CMD, "%s", pocketllm_last_error());

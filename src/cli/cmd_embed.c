@@ -17,7 +17,7 @@
 
 const char cmd_embed_usage[] =
     "usage: pocketllm embed --model M [--pooling none|mean|cls|last] [--no-normalize] [--dimensions N]\n"
-    "                       [--json] [--ids] [-t N] [--ctx N] [--batch N] [--kv f16|f32]\n"
+    "                       [--json] [--ids] [-t N] [--ctx N] [--batch N] [--kv T]\n"
     "                       [--flash-attn on|off] [--device D] [--device-memory S] [TEXT...]\n\n"
     "Embed each TEXT (without any, each non-empty line of standard input) as llama.cpp does with\n"
     "embeddings on: the text is tokenized with the BOS/EOS its vocabulary asks for\n"
@@ -41,7 +41,7 @@ const char cmd_embed_usage[] =
     "  -t N, --threads N  threads (default: the physical cores)\n"
     "  --ctx N, -c N      context positions: the longest input (default: the model's, at most 4096)\n"
     "  --batch N, -b N    most tokens per forward pass (default 512)\n"
-    "  --kv f16|f32       KV cache type (default f16, as llama.cpp)\n"
+    CLI_KV_HELP
     "  --flash-attn on|off  llama.cpp's flash-attention arithmetic (default off)\n" CLI_DEVICE_HELP;
 
 typedef struct em_opts {
@@ -49,8 +49,8 @@ typedef struct em_opts {
     int32_t pooling;
     bool normalize, json, ids;
     int64_t dims, n_threads, n_ctx, n_batch;
-    uint32_t kv_type;
-    int flash;
+    uint32_t kv_type, kv_type_v;
+    int flash; /* 1, 0, or -1 not given (cli_flash_auto) */
     cli_device device;
     char **inputs;
     size_t n_inputs;
@@ -87,11 +87,8 @@ static int parse(int argc, char **argv, em_opts *o) {
             if (err) break;
             if (!cli_parse_i64(v, 1, 65536, &n)) return cli_usage(CMD, "--batch wants 1..65536 tokens, not '%s'", v);
             o->n_batch = n;
-        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
-            if (err) break;
-            if (!strcmp(v, "f16")) o->kv_type = 1;
-            else if (!strcmp(v, "f32")) o->kv_type = 0;
-            else return cli_usage(CMD, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt_kv(argc, argv, &i, CMD, &o->kv_type, &o->kv_type_v, &rc)) {
+            if (rc) return rc;
         } else if (cli_opt_flash(argc, argv, &i, CMD, &o->flash, &rc)) {
             if (rc) return rc;
         } else if (cli_opt_device(argc, argv, &i, CMD, &o->device, &rc)) {
@@ -224,7 +221,8 @@ static int embed_one(const em_opts *o, pocketllm_model *m, pocketllm_session *s,
 }
 
 int cmd_embed(int argc, char **argv) {
-    em_opts o = {.pooling = POCKETLLM_POOLING_MODEL, .normalize = true, .kv_type = 1};
+    em_opts o = {.pooling = POCKETLLM_POOLING_MODEL, .normalize = true, .kv_type = 1, .kv_type_v = POCKETLLM_KV_AS_K,
+                 .flash = -1};
     o.inputs = calloc((size_t)argc, sizeof *o.inputs);
     char **owned = NULL;
     if (!o.inputs) return cli_lib_error(CMD, POCKETLLM_ERR_NO_MEMORY);
@@ -265,8 +263,9 @@ int cmd_embed(int argc, char **argv) {
     sp.n_ctx = (uint32_t)o.n_ctx;
     sp.n_batch = (uint32_t)o.n_batch;
     sp.kv_type = o.kv_type;
+    sp.kv_type_v = o.kv_type_v;
     sp.n_threads = (int)o.n_threads;
-    sp.flash_attn = o.flash;
+    sp.flash_attn = cli_flash_auto(o.flash, o.kv_type, o.kv_type_v);
     if ((st = pocketllm_session_new(m, &sp, &s))) goto fail;
     if (o.json)
         printf("{\"pooling\":\"%s\",\"normalized\":%s,\"dimensions\":%zu,\"data\":[", pooling_name(pooling),

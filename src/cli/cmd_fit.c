@@ -18,7 +18,7 @@
 
 const char cmd_fit_usage[] =
     "usage: pocketllm fit --model M --memory SIZE [--ctx N] [--eval TEXT [--eval-ctx N] [--eval-chunks N]]\n"
-    "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv f16|f32]\n"
+    "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv T]\n"
     "                     [--machine-memory SIZE] [--mmproj F [--image-max-tokens N]] [--json] [--quiet]\n"
     "       pocketllm fit --model M --memory SIZE --plan [--layers N] [options as above, no --out]\n"
     "       pocketllm fit --model M --device D [--device-memory S] [--memory SIZE] [options as above]\n\n"
@@ -89,7 +89,8 @@ const char cmd_fit_usage[] =
     "  --work-dir D      where the rungs are made (default: --out's folder, else $TMPDIR); it\n"
     "                    needs room for two rungs (the chosen one and the one being made)\n"
     "  -t N              threads (default: the physical cores)\n"
-    "  --kv f16|f32      KV cache type (default f16)\n"
+    CLI_KV_HELP
+    "  --flash-attn on|off  attention arithmetic of the sessions (default off; on with a quantized V)\n"
     CLI_DEVICE_HELP
     "  --json            print the table and the choice as one JSON object at the end\n"
     "  --quiet           no progress on stderr\n";
@@ -277,6 +278,7 @@ int cmd_fit(int argc, char **argv) {
     const char *cmd = "fit";
     const char *model = NULL, *eval = NULL, *v, *err = NULL;
     pocketllm_fit_params p = pocketllm_fit_default_params();
+    int flash = -1, kvrc = 0;
     fit_cli F = {{cmd, false, 0}, false, false, false, false, false, 0};
     bool have_memory = false;
     int64_t n;
@@ -321,11 +323,10 @@ int cmd_fit(int argc, char **argv) {
             if (err) return cli_usage(cmd, "-t %s", err);
             if (!cli_parse_i64(v, 1, 1024, &n)) return cli_usage(cmd, "-t wants a thread count 1..1024, not '%s'", v);
             p.n_threads = (int)n;
-        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
-            if (err) return cli_usage(cmd, "--kv %s", err);
-            if (!strcmp(v, "f16")) p.kv_type = 1;
-            else if (!strcmp(v, "f32")) p.kv_type = 0;
-            else return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt_kv(argc, argv, &i, cmd, &p.kv_type, &p.kv_type_v, &kvrc)) {
+            if (kvrc) return kvrc;
+        } else if (cli_opt_flash(argc, argv, &i, cmd, &flash, &kvrc)) {
+            if (kvrc) return kvrc;
         } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) {
             if (err) return cli_usage(cmd, "--mmproj %s", err);
             p.mmproj = v;
@@ -385,6 +386,7 @@ int cmd_fit(int argc, char **argv) {
     p.progress = progress;
     p.user = &F;
     pocketllm_fit_result res;
+    p.flash_attn = cli_flash_auto(flash, p.kv_type, p.kv_type_v);
     pocketllm_status st = pocketllm_fit(model, &p, &res);
     free(text);
     if (st) return cli_lib_error(cmd, st);

@@ -16,7 +16,7 @@
 const char cmd_perplexity_usage[] =
     "usage: pocketllm perplexity --model M --file TEXT [--ctx N] [--chunks N]\n"
     "                            [--save-logits F [--logits-type f32|u16] | --kl-base F]\n"
-    "                            [-t N] [--kv f16|f32] [--device D] [--device-memory S] [--json] [--quiet]\n\n"
+    "                            [-t N] [--kv T] [-ctk T] [-ctv T] [-fa on|off] [--device D] [--device-memory S] [--json] [--quiet]\n\n"
     "Perplexity of the model over a text, defined as llama.cpp's llama-perplexity defines it, so\n"
     "the numbers compare: the text is tokenized (with BOS if the vocabulary adds one; special-token\n"
     "text is not parsed) and cut into windows of --ctx tokens; each window starts from an empty\n"
@@ -38,7 +38,8 @@ const char cmd_perplexity_usage[] =
     "                       KL(base||model) per position with its percentiles, the base's perplexity\n"
     "                       and the top-1 agreement (how often both rank the same token first)\n"
     "  -t N                 threads (default: the physical cores)\n"
-    "  --kv f16|f32         KV cache type (default f16, as llama.cpp)\n"
+    CLI_KV_HELP
+    "  --flash-attn on|off  llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     CLI_DEVICE_HELP
     "  --json               print the results as one JSON object\n"
     "  --quiet              no progress on stderr\n";
@@ -57,6 +58,7 @@ int cmd_perplexity(int argc, char **argv) {
     bool json = false, quiet = false;
     pocketllm_perplexity_params p = pocketllm_perplexity_default_params();
     uint32_t threads = 0;
+    int flash = -1;
     cli_device dev = {NULL, 0};
     int drc = 0;
     for (int i = 1; i < argc; i++) {
@@ -88,11 +90,10 @@ int cmd_perplexity(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
             if (err) return cli_usage(cmd, "-t %s", err);
             if (parse_u32(cmd, "-t", v, 1, 1024, &threads)) return CLI_USAGE;
-        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
-            if (err) return cli_usage(cmd, "--kv %s", err);
-            if (!strcmp(v, "f16")) p.kv_type = 1;
-            else if (!strcmp(v, "f32")) p.kv_type = 0;
-            else return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt_kv(argc, argv, &i, cmd, &p.kv_type, &p.kv_type_v, &drc)) {
+            if (drc) return drc;
+        } else if (cli_opt_flash(argc, argv, &i, cmd, &flash, &drc)) {
+            if (drc) return drc;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "--quiet")) {
@@ -106,6 +107,7 @@ int cmd_perplexity(int argc, char **argv) {
     if (p.save_logits && p.kl_base) return cli_usage(cmd, "--save-logits and --kl-base do not go together");
     if (p.save_type && !p.save_logits) return cli_usage(cmd, "--logits-type goes with --save-logits");
     p.n_threads = (int)threads;
+    p.flash_attn = cli_flash_auto(flash, p.kv_type, p.kv_type_v);
 
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = (int)threads;

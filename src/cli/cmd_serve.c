@@ -22,8 +22,8 @@
 
 const char cmd_serve_usage[] =
     "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
-    "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv f16|f32]\n"
-    "                       [--flash-attn on|off] [--device D] [--device-memory S]\n"
+    "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv T]\n"
+    "                       [-ctk T] [-ctv T] [--flash-attn on|off] [--device D] [--device-memory S]\n"
     "                       [--template FILE] [--name NAME] [--max-body SIZE] [--max-upload-mb N]\n"
     "                       [--keepalive S] [--quiet] [--metrics] [--pooling mean|cls|last]\n"
     "                       [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]\n"
@@ -58,7 +58,7 @@ const char cmd_serve_usage[] =
     "  --queue N          requests that may wait for a sequence (default 64; 0 = none)\n"
     "  --batch N          most tokens in one forward pass: decoding tokens first, then chunks of\n"
     "                     prompts (default 256)\n"
-    "  --kv f16|f32       KV cache type (default f16, as llama.cpp)\n"
+    CLI_KV_HELP
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     CLI_DEVICE_HELP
     "                     (the KV cache of all --parallel sequences must fit there too)\n"
@@ -127,11 +127,8 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             if (frc) return frc;
         } else if (cli_opt_device(argc, argv, &i, CMD, dev, &frc)) {
             if (frc) return frc;
-        } else if (cli_opt(argc, argv, &i, "--kv", &v, &err)) {
-            if (err) break;
-            if (!strcmp(v, "f16")) sp->kv_type = 1;
-            else if (!strcmp(v, "f32")) sp->kv_type = 0;
-            else return cli_usage(CMD, "--kv wants f16 or f32, not '%s'", v);
+        } else if (cli_opt_kv(argc, argv, &i, CMD, &sp->kv_type, &sp->kv_type_v, &frc)) {
+            if (frc) return frc;
         } else if (cli_opt(argc, argv, &i, "--mmproj", &v, &err)) {
             if (err) break;
             mp->mmproj_path = v;
@@ -190,13 +187,15 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
 
 int cmd_serve(int argc, char **argv) {
     srv_model_params mp = {0};
-    srv_sched_params sp = {.parallel = 4, .queue = 64, .n_batch = 256, .kv_type = 1, .n_threads = 0};
+    srv_sched_params sp = {.parallel = 4, .queue = 64, .n_batch = 256, .kv_type = 1, .kv_type_v = POCKETLLM_KV_AS_K,
+                           .flash_attn = -1, .n_threads = 0};
     srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .max_upload = (size_t)100 << 20,
                           .keepalive_ms = 2000, .log = true, .pooling = POCKETLLM_POOLING_MODEL};
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &mp, &sp, &hp, &dev);
     if (rc) return rc;
     if ((rc = cli_device_srv_params(CMD, &dev, &mp))) return rc;
+    sp.flash_attn = cli_flash_auto(sp.flash_attn, sp.kv_type, sp.kv_type_v);
     if (!hp.api_key) {
         const char *env = getenv("POCKETLLM_API_KEY");
         if (env && *env) hp.api_key = env;

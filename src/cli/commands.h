@@ -115,6 +115,7 @@ extern const char cmd_bench_usage[];
 #define CMD_RUN_USAGE                                                                                     \
     "usage: pocketllm run --model M (--prompt T | --ids \"1 2 3\") [-n N] [--temperature F] [--top-k K]\n" \
     "                     [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--print-ids]\n"            \
+    "                     [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off]\n"                             \
     "                     [--mmproj P --image F [--image F2 ...] [--image-min-tokens N]\n"              \
     "                     [--image-max-tokens N]] [--mmproj P --audio F ...]\n"                          \
     "                     [--device D] [--device-memory S] [--lookup N [--draft-max N] [--draft-min N]]\n\n" \
@@ -159,7 +160,7 @@ extern const char cmd_bench_usage[];
     "  -t N, --threads N      threads (default: the physical cores)\n"                                    \
     "  --ctx N, -c N          context positions (default: the model's, at most 4096)\n"                  \
     "  --batch N, -b N        most tokens per forward pass of the prefill (default 512)\n"               \
-    "  --kv f16|f32           KV cache type (default f16, as llama.cpp)\n"                                \
+    CLI_KV_HELP                                                                                            \
     "  --flash-attn on|off, -fa on|off\n"                                                                  \
     "                         attention by llama.cpp's flash-attention arithmetic (its -fa on), to\n"     \
     "                         match llama.cpp run that way (default off: its other path, faster here)\n" \
@@ -177,7 +178,7 @@ extern const char cmd_bench_usage[];
 
 #define CMD_LOGITS_USAGE                                                                                  \
     "usage: pocketllm logits --model M (--prompt T | --ids \"1 2 3\") --out FILE [-t N] [--ctx N]\n"    \
-    "                        [--batch N] [--kv f16|f32] [--flash-attn on|off] [--device D]\n"             \
+    "                        [--batch N] [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off] [--device D]\n" \
     "                        [--device-memory S] [--routing FILE]\n\n"                                    \
     "Evaluate the prompt (tokenized as 'pocketllm run' does, or given as ids) and write the\n"           \
     "float32 logits of every position to FILE, row-major: positions x vocabulary, native byte\n"        \
@@ -185,7 +186,7 @@ extern const char cmd_bench_usage[];
     "  --out FILE, -o FILE    where the logits go\n"                                                      \
     "  --routing FILE         a mixture of experts: the experts its router chose, one line\n"               \
     "                         \"POSITION LAYER EXPERT...\" per position and layer (router's order)\n"       \
-    "  -t N, --ctx N, --batch N, --kv f16|f32, --flash-attn on|off   as for 'pocketllm run'\n"             \
+    "  -t N, --ctx N, --batch N, --kv/-ctk/-ctv T, --flash-attn on|off   as for 'pocketllm run'\n"        \
     CLI_DEVICE_HELP
 
 /* (the text is in cmd_synth.c) */

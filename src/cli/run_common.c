@@ -20,6 +20,8 @@ double cli_now(void) {
 void run_common_defaults(run_common *c) {
     memset(c, 0, sizeof *c);
     c->kv_type = 1; /* f16, as llama.cpp */
+    c->kv_type_v = POCKETLLM_KV_AS_K;
+    c->flash_attn = -1; /* not given: cli_flash_auto */
 }
 
 int run_common_opt(int argc, char **argv, int *i, run_common *c, const char *cmd) {
@@ -51,11 +53,8 @@ int run_common_opt(int argc, char **argv, int *i, run_common *c, const char *cmd
         if (rc) return -1;
     } else if (cli_opt_device(argc, argv, i, cmd, &c->device, &rc)) {
         if (rc) return -1;
-    } else if (cli_opt(argc, argv, i, "--kv", &v, &err)) {
-        if (err) return cli_usage(cmd, "--kv %s", err), -1;
-        if (!strcmp(v, "f16")) c->kv_type = 1;
-        else if (!strcmp(v, "f32")) c->kv_type = 0;
-        else return cli_usage(cmd, "--kv wants f16 or f32, not '%s'", v), -1;
+    } else if (cli_opt_kv(argc, argv, i, cmd, &c->kv_type, &c->kv_type_v, &rc)) {
+        if (rc) return -1;
     } else {
         return 0;
     }
@@ -147,7 +146,8 @@ int run_common_open(const run_common *c, run_state *s, const char *cmd) {
     sp.n_ctx = (uint32_t)c->n_ctx;
     sp.n_batch = (uint32_t)c->n_batch;
     sp.kv_type = c->kv_type;
-    sp.flash_attn = c->flash_attn;
+    sp.kv_type_v = c->kv_type_v;
+    sp.flash_attn = cli_flash_auto(c->flash_attn, c->kv_type, c->kv_type_v);
     sp.n_threads = (int)c->n_threads;
     if ((st = pocketllm_session_new(s->model, &sp, &s->session))) {
         int rc = cli_lib_error(cmd, st);

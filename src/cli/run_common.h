@@ -16,8 +16,8 @@
 typedef struct run_common {
     const char *model, *prompt, *ids;
     int64_t n_threads, n_ctx, n_batch;
-    uint32_t kv_type;
-    int flash_attn; /* --flash-attn on */
+    uint32_t kv_type, kv_type_v; /* --kv, -ctk, -ctv (cli_opt_kv) */
+    int flash_attn; /* --flash-attn: 1 on, 0 off, -1 not given (cli_flash_auto) */
     cli_device device;
 } run_common;
 

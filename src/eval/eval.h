@@ -69,7 +69,8 @@ pocketllm_status pl_imat_write(const pl_imat *im, const char *path, const char *
 typedef struct pl_eval_opts {
     int64_t n_ctx, max_chunks;
     bool parse_special;
-    uint32_t kv_type;
+    uint32_t kv_type, kv_type_v; /* as pocketllm_session_params */
+    int flash_attn;
     int n_threads;
     const char *save_path;
     int save_type;          /* POCKETLLM_LOGITS_* */

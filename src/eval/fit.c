@@ -27,6 +27,7 @@
 #include "eval/fit_run.h"
 #include "eval/fit_vision.h"
 #include "model/model.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 /* The rungs, best first.  Per width the llama.cpp recipe people reach for
@@ -59,6 +60,7 @@ pocketllm_fit_params pocketllm_fit_default_params(void) {
     pocketllm_fit_params p;
     memset(&p, 0, sizeof p);
     p.kv_type = PL_TYPE_F16;
+    p.kv_type_v = POCKETLLM_KV_AS_K;
     return p;
 }
 
@@ -162,8 +164,9 @@ static pocketllm_status check_params(const char *model_path, const pocketllm_fit
                        (unsigned long long)p->memory);
     if (p->n_ctx > (1u << 20))
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: context of %u positions is too large", p->n_ctx);
-    if (p->kv_type != PL_TYPE_F16 && p->kv_type != PL_TYPE_F32)
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: KV cache type %u: use f16 (1) or f32 (0)", p->kv_type);
+    if (!pl_kv_type_supported(p->kv_type) || (p->kv_type_v != POCKETLLM_KV_AS_K && !pl_kv_type_supported(p->kv_type_v)))
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: KV cache types %u/%u: use " PL_KV_TYPE_NAMES, p->kv_type,
+                       p->kv_type_v);
     if (p->eval_text == NULL && p->eval_len)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: evaluation text length without text");
     if (p->out_path && !strcmp(p->out_path, model_path))

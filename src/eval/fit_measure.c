@@ -28,6 +28,8 @@ static pocketllm_status session_one_token(pl_fit_run *F, pocketllm_model *m, poc
     pocketllm_session_params sp = pocketllm_session_default_params();
     sp.n_ctx = p->n_ctx;
     sp.kv_type = p->kv_type;
+    sp.kv_type_v = p->kv_type_v;
+    sp.flash_attn = p->flash_attn;
     sp.n_threads = p->n_threads;
     *s = NULL;
     pocketllm_status st = pocketllm_session_new(m, &sp, s);
@@ -156,6 +158,8 @@ static pocketllm_status evaluate(pl_fit_run *F, pocketllm_model *m, bool referen
         .n_ctx = p->eval_ctx ? p->eval_ctx : 512,
         .max_chunks = p->eval_chunks,
         .kv_type = p->kv_type,
+        .kv_type_v = p->kv_type_v,
+        .flash_attn = p->flash_attn,
         .n_threads = p->n_threads,
         .save_path = reference ? F->base : NULL,
         .kl_path = reference ? NULL : F->base,

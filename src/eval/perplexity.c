@@ -149,6 +149,8 @@ pocketllm_status pl_eval_run(pocketllm_model *m, const char *text, size_t len, c
     pocketllm_session_params sp = pocketllm_session_default_params();
     sp.n_ctx = (uint32_t)w.n_ctx;
     sp.kv_type = o->kv_type;
+    sp.kv_type_v = o->kv_type_v;
+    sp.flash_attn = o->flash_attn;
     sp.n_threads = o->n_threads;
     if ((st = pocketllm_session_new(m, &sp, &s))) goto done;
     if (o->imat) pl_imat_attach(o->imat, s);
@@ -177,6 +179,7 @@ pocketllm_perplexity_params pocketllm_perplexity_default_params(void) {
     pocketllm_perplexity_params p = {0};
     p.n_ctx = 512;
     p.kv_type = 1;
+    p.kv_type_v = POCKETLLM_KV_AS_K;
     return p;
 }
 
@@ -193,6 +196,8 @@ pocketllm_status pocketllm_perplexity(pocketllm_model *model, const char *text, 
         .n_ctx = p.n_ctx ? p.n_ctx : 512,
         .max_chunks = p.max_chunks,
         .kv_type = p.kv_type,
+        .kv_type_v = p.kv_type_v,
+        .flash_attn = p.flash_attn,
         .n_threads = p.n_threads,
         .save_path = p.save_logits,
         .save_type = (int)p.save_type,
@@ -225,6 +230,7 @@ pocketllm_status pocketllm_imatrix(pocketllm_model *model, const char *text, siz
         .max_chunks = p.max_chunks,
         .parse_special = p.parse_special != 0,
         .kv_type = 1,
+        .kv_type_v = POCKETLLM_KV_AS_K,
         .n_threads = p.n_threads,
         .imat = im,
         .progress = p.progress,

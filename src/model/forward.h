@@ -43,9 +43,10 @@ typedef struct pl_forward {
      * sequence need not be adjacent. */
     const int64_t *kv_base;
     const int32_t *row;
-    uint32_t kv_type;   /* PL_TYPE_F16 or PL_TYPE_F32 */
+    uint32_t k_type, v_type; /* the caches' types (quant/kv_types.h) */
+    size_t k_row, v_row;     /* bytes of one cache row of each */
     bool flash_attn;    /* llama.cpp's flash-attention arithmetic (pl_attn_params.flash) */
-    void **k_cache;     /* per layer: [n_ctx][kv_dim] of kv_type (compute memory) */
+    void **k_cache;     /* per layer: n_ctx rows of k_row bytes (compute memory) */
     void **v_cache;
     float *scratch;     /* scratch_floats(n_batch) floats of compute memory */
     float *logits;      /* out: n_tok rows (all_logits) or 1 row (the last token) of n_vocab */

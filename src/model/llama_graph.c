@@ -122,9 +122,7 @@ static void linear_multi(pl_compute *c, int n_w, const pl_weight *const *w, cons
 }
 
 /* Cache row `pos` of one layer's K or V cache. */
-static void *cache_row(void *cache, uint32_t kv_type, int64_t kv_dim, int64_t pos) {
-    return (char *)cache + (size_t)pos * (size_t)kv_dim * (kv_type == PL_TYPE_F16 ? 2 : 4);
-}
+static void *cache_row(void *cache, size_t row_bytes, int64_t pos) { return (char *)cache + (size_t)pos * row_bytes; }
 
 /* Tokens [i, j) are one run: the same sequence at consecutive cache rows. */
 static int64_t run_end(const pl_forward *f, int64_t i, int64_t n) {
@@ -144,14 +142,14 @@ static void multi_seq_attention(pl_forward *f, int64_t il, int64_t kv_dim, int64
     const int64_t n = f->n_tok;
     for (int64_t i = 0; i < n;) {
         const int64_t j = run_end(f, i, n), row = f->kv_base[i] + f->row[i];
-        pl_kv_store(c, f->kv_type, a->k + i * kv_dim, cache_row(f->k_cache[il], f->kv_type, kv_dim, row), (j - i) * kv_dim);
-        pl_kv_store(c, f->kv_type, a->v + i * kv_dim, cache_row(f->v_cache[il], f->kv_type, kv_dim, row), (j - i) * kv_dim);
+        pl_kv_store(c, f->k_type, a->k + i * kv_dim, cache_row(f->k_cache[il], f->k_row, row), (j - i) * kv_dim);
+        pl_kv_store(c, f->v_type, a->v + i * kv_dim, cache_row(f->v_cache[il], f->v_row, row), (j - i) * kv_dim);
         i = j;
     }
     for (int64_t i = skip; i < n;) {
         const int64_t j = run_end(f, i, n), base = f->kv_base[i];
-        pl_attention(c, ap, a->q + i * q_dim, cache_row(f->k_cache[il], f->kv_type, kv_dim, base),
-                     cache_row(f->v_cache[il], f->kv_type, kv_dim, base), j - i, f->row[i], a->att + (i - skip) * q_dim);
+        pl_attention(c, ap, a->q + i * q_dim, cache_row(f->k_cache[il], f->k_row, base),
+                     cache_row(f->v_cache[il], f->v_row, base), j - i, f->row[i], a->att + (i - skip) * q_dim);
         i = j;
     }
 }
@@ -179,11 +177,11 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
     pl_rope(c, rp, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
     pl_rope(c, rp, a->k, a->k, n, hp->n_head_kv, hp->head_dim, f->pos);
 
-    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->kv_type, f->flash_attn, 0};
+    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->k_type, f->v_type, f->flash_attn, 0};
     const int64_t skip = n - n_out, q_dim = hp->n_head * hp->head_dim;
     if (!f->kv_base) {
-        pl_kv_store(c, f->kv_type, a->k, cache_row(f->k_cache[il], f->kv_type, kv_dim, f->row0), n * kv_dim);
-        pl_kv_store(c, f->kv_type, a->v, cache_row(f->v_cache[il], f->kv_type, kv_dim, f->row0), n * kv_dim);
+        pl_kv_store(c, f->k_type, a->k, cache_row(f->k_cache[il], f->k_row, f->row0), n * kv_dim);
+        pl_kv_store(c, f->v_type, a->v, cache_row(f->v_cache[il], f->v_row, f->row0), n * kv_dim);
         /* the queries of dropped rows are not needed either; causal by cache
          * row is llama.cpp's M-RoPE mask too: an image's tokens share their
          * time position and it orders them by (y, x), which is the raster

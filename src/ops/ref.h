@@ -52,18 +52,25 @@ typedef struct pl_rope_params {
 
 /* Causal attention of n_tok query rows at positions pos0 .. pos0+n_tok-1
  * against a KV cache whose rows 0 .. pos0+n_tok-1 are filled.  q and out
- * are [n_tok][n_head][head_dim]; the caches are [n_ctx][n_head_kv][head_dim]
- * of kv_type (f32 or f16).  Query head h reads KV head h / (n_head /
- * n_head_kv) (grouped-query attention). */
+ * are [n_tok][n_head][head_dim]; the caches are rows of [n_head_kv]
+ * [head_dim] values in k_type and v_type (f32, f16, bf16 or a block type
+ * whose block divides head_dim: quant/kv_types.h).  Query head h reads KV
+ * head h / (n_head / n_head_kv) (grouped-query attention).
+ *
+ * As llama.cpp computes it: q is converted to K's vec_dot type (f16 for
+ * f16, q8_0 for q8_0 and q4_0, ...) and dotted with each K row by that
+ * type's vec_dot; the default path then rounds the softmax weights to V's
+ * type (f32, f16 or bf16 -- a quantized V needs flash, as in llama.cpp). */
 typedef struct pl_attn_params {
     int64_t n_head, n_head_kv, head_dim;
-    float scale;      /* applied to q.k before the softmax */
-    uint32_t kv_type; /* PL_TYPE_F32 or PL_TYPE_F16 */
+    float scale; /* applied to q.k before the softmax */
+    uint32_t k_type, v_type;
     /* llama.cpp's flash-attention arithmetic instead of its default path:
      * one pass over the positions with a running maximum and sum (online
      * softmax), the weighted V sum kept in f16 (rounded after every
-     * position), divided by the sum at the end.  An f32 cache is read
-     * through f16 (llama.cpp casts K and V to f16 for flash attention). */
+     * position) for an f16 V, in f32 for any other, divided by the sum at
+     * the end.  An f32 cache is read through f16 (llama.cpp casts an f32
+     * K or V to f16 for flash attention). */
     bool flash;
     /* > 0: not causal (a vision tower): every query reads KV rows 0 ..
      * n_kv-1 and pos0 is unused; 0: causal as above. */
@@ -164,7 +171,8 @@ void pl_ref_softmax(const float *x, float *y, int64_t n);
 void pl_ref_rope(const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
                  int64_t head_dim, const int32_t *pos);
 
-/* Write n f32 values into a cache of type (f32 or f16). */
+/* Write n f32 values (whole blocks) into a cache of a KV type, encoded
+ * as llama.cpp stores them (quant/kv_types.h). */
 void pl_ref_kv_store(uint32_t type, const float *x, void *dst, int64_t n);
 
 pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, const void *k_cache, const void *v_cache,

@@ -8,6 +8,7 @@
 
 #include "base/half.h"
 #include "ops/ref.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 void pl_ref_rms_norm(const float *x, const float *w, float *y, int64_t rows, int64_t n, float eps) {
@@ -64,10 +65,6 @@ int64_t pl_ref_argmax(const float *x, int64_t n) {
 }
 
 void pl_ref_kv_store(uint32_t type, const float *x, void *dst, int64_t n) {
-    if (type == PL_TYPE_F16) {
-        uint16_t *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = pl_f32_to_f16(x[i]);
-    } else {
-        memcpy(dst, x, (size_t)n * sizeof(float));
-    }
+    const pl_kv_encode_fn enc = pl_kv_encoder(type);
+    if (enc) enc(x, dst, n);
 }

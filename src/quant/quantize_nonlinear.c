@@ -4,7 +4,8 @@
  * scale per 32; iq4_xs then quantizes those scales to 6 bits under one f16)
  * and mxfp4 (e2m1 values under a power-of-two scale).  Byte-equal to
  * llama.cpp v0.4.0's ggml_quantize_chunk: note that its iq4 chunk quantizer
- * searches scales (ntry = 7) with x^2 weights even without an imatrix.
+ * searches scales (ntry = 7) with x^2 weights even without an imatrix;
+ * the row quantizer its CPU backend writes a KV cache with does not.
  */
 #include <math.h>
 #include <string.h>
@@ -68,10 +69,13 @@ static float iq4_group_scale(const float *xb, const float *weight, uint8_t *Lb, 
 
 /* One super-block of sbs values (32 for iq4_nl, 256 for iq4_xs). */
 static void iq4_super_block(int sbs, const float *x, uint16_t *dh, uint8_t *q4, uint16_t *scales_h, uint8_t *scales_l,
-                            const float *qw) {
+                            const float *qw, int ntry) {
     const int8_t *values = pl_kvalues_iq4nl;
-    const int ntry = 7, nb = sbs / 32;
-    uint8_t L[256];
+    const int nb = sbs / 32;
+    /* zero: a group below GROUP_MAX_EPS keeps it (llama.cpp's row quantizer
+     * leaves the previous block's indices there, under a zero scale: the
+     * same values, not the same bytes) */
+    uint8_t L[256] = {0};
     float scales[8], weight[32];
     float sigma2 = 0;
     for (int j = 0; j < sbs; j++) sigma2 += x[j] * x[j];
@@ -109,8 +113,11 @@ static void iq4_super_block(int sbs, const float *x, uint16_t *dh, uint8_t *q4, 
         }
     } else {
         *dh = pl_f32_to_f16(scales[0]);
+        /* without the search (ntry <= 0) the indices stay those the first
+         * scale picked, as llama.cpp keeps them */
         const float id = scales[0] != 0 ? 1 / scales[0] : 0;
-        for (int j = 0; j < sbs; j++) L[j] = (uint8_t)best_index_int8(16, values, id * x[j]);
+        if (ntry > 0)
+            for (int j = 0; j < sbs; j++) L[j] = (uint8_t)best_index_int8(16, values, id * x[j]);
     }
     for (int i = 0; i < sbs / 32; i++)
         for (int j = 0; j < 16; j++) q4[16 * i + j] = (uint8_t)(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
@@ -120,7 +127,17 @@ void pl_ref_iq4_nl_from_float(const float *src, void *dst, int64_t n, const floa
     pl_block_iq4_nl *b = dst;
     for (int64_t i = 0; i < n / 32; i++) {
         uint16_t unused_h = 0;
-        iq4_super_block(32, src + 32 * i, &b[i].d, b[i].qs, &unused_h, NULL, imatrix ? imatrix + 32 * i : NULL);
+        iq4_super_block(32, src + 32 * i, &b[i].d, b[i].qs, &unused_h, NULL, imatrix ? imatrix + 32 * i : NULL, 7);
+    }
+}
+
+/* llama.cpp's quantize_row_iq4_nl_ref, what its CPU backend stores a KV
+ * cache row with: no scale search (ntry = -1), x^2 weights. */
+void pl_ref_iq4_nl_row_ref(const float *src, void *dst, int64_t n) {
+    pl_block_iq4_nl *b = dst;
+    for (int64_t i = 0; i < n / 32; i++) {
+        uint16_t unused_h = 0;
+        iq4_super_block(32, src + 32 * i, &b[i].d, b[i].qs, &unused_h, NULL, NULL, -1);
     }
 }
 
@@ -128,7 +145,7 @@ void pl_ref_iq4_xs_from_float(const float *src, void *dst, int64_t n, const floa
     pl_block_iq4_xs *b = dst;
     for (int64_t i = 0; i < n / 256; i++)
         iq4_super_block(256, src + 256 * i, &b[i].d, b[i].qs, &b[i].scales_h, b[i].scales_l,
-                        imatrix ? imatrix + 256 * i : NULL);
+                        imatrix ? imatrix + 256 * i : NULL, 7);
 }
 
 /* Index of the e2m1 value (times the scale e) nearest x; first on ties. */

@@ -96,6 +96,7 @@ void pl_ref_iq1_m_from_float(const float *src, void *dst, int64_t n, const float
 float pl_ref_iq1_m_vec_dot(int64_t n, const void *w, const void *a);
 void pl_ref_iq4_nl_to_float(const void *src, float *dst, int64_t n);
 void pl_ref_iq4_nl_from_float(const float *src, void *dst, int64_t n, const float *imatrix);
+void pl_ref_iq4_nl_row_ref(const float *src, void *dst, int64_t n); /* a KV cache row (no scale search) */
 float pl_ref_iq4_nl_vec_dot(int64_t n, const void *w, const void *a);
 void pl_ref_iq4_xs_to_float(const void *src, float *dst, int64_t n);
 void pl_ref_iq4_xs_from_float(const float *src, void *dst, int64_t n, const float *imatrix);

@@ -1,7 +1,9 @@
 /*
  * kv_cache.h -- the keys and values of every position of one sequence, per
- * layer, in the cache type (f16 as llama.cpp by default, or f32).  Rows are
- * [n_ctx][kv_dim]; memory comes from the compute instance.
+ * layer, each in its own type (f16 as llama.cpp by default; any of
+ * quant/kv_types.h, kept packed: attention decodes the blocks).  Rows are
+ * [n_ctx] rows of kv_dim values, k_row / v_row bytes each; memory comes
+ * from the compute instance.
  */
 #ifndef PL_KV_CACHE_H
 #define PL_KV_CACHE_H
@@ -11,13 +13,17 @@
 #include "backend/compute.h"
 
 typedef struct pl_kv_cache {
-    uint32_t type; /* PL_TYPE_F16 or PL_TYPE_F32 */
+    uint32_t k_type, v_type;
+    size_t k_row, v_row; /* bytes of one row (kv_dim values) */
     int64_t n_ctx, n_layer, kv_dim;
     void **k, **v; /* n_layer each */
 } pl_kv_cache;
 
-pocketllm_status pl_kv_cache_new(pl_compute *c, uint32_t type, int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
-                                 pl_kv_cache **out);
+pocketllm_status pl_kv_cache_new(pl_compute *c, uint32_t k_type, uint32_t v_type, int64_t n_layer, int64_t n_ctx,
+                                 int64_t kv_dim, pl_kv_cache **out);
 void pl_kv_cache_free(pl_compute *c, pl_kv_cache *kv);
+
+/* Bytes of the whole cache: n_layer x n_ctx rows of K and of V. */
+uint64_t pl_kv_cache_bytes(uint32_t k_type, uint32_t v_type, int64_t n_layer, int64_t n_ctx, int64_t kv_dim);
 
 #endif

@@ -29,6 +29,7 @@
 #include "model/forward.h"
 #include "model/model.h"
 #include "quant/types.h"
+#include "quant/kv_types.h"
 #include "runtime/kv_cache.h"
 #include "runtime/session_hooks.h"
 
@@ -75,7 +76,8 @@ struct pocketllm_session {
     float *route_w;
 };
 
-static pocketllm_status device_room(const pl_model *m, uint32_t kv_type, int64_t kv_rows, int64_t n_batch);
+static pocketllm_status device_room(const pl_model *m, uint32_t k_type, uint32_t v_type, int64_t kv_rows,
+                                    int64_t n_batch);
 
 /* One pass of the model's graph (the router observer counts its layers). */
 static void run_pass(pocketllm_session *s, pl_forward *f) {
@@ -108,7 +110,8 @@ void pocketllm_session_set_route_observer(pocketllm_session *s, pocketllm_route_
 }
 
 pocketllm_session_params pocketllm_session_default_params(void) {
-    pocketllm_session_params p = {.n_ctx = 0, .n_batch = 0, .kv_type = PL_TYPE_F16, .n_threads = 0, .flash_attn = 0};
+    pocketllm_session_params p = {.n_ctx = 0, .n_batch = 0, .kv_type = PL_TYPE_F16, .n_threads = 0, .flash_attn = 0,
+                                  .kv_type_v = POCKETLLM_KV_AS_K};
     return p;
 }
 
@@ -167,8 +170,13 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     int64_t n_batch = p.n_batch ? (int64_t)p.n_batch : PL_DEFAULT_BATCH;
     if (n_batch > 65536) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "batch of %lld tokens is too large", (long long)n_batch);
     if (n_batch > n_ctx) n_batch = n_ctx;
-    if (p.kv_type != PL_TYPE_F16 && p.kv_type != PL_TYPE_F32)
-        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "KV cache type %u: only f16 (1) and f32 (0) are supported", p.kv_type);
+    const uint32_t k_type = p.kv_type, v_type = p.kv_type_v == POCKETLLM_KV_AS_K ? p.kv_type : p.kv_type_v;
+    pocketllm_status kst;
+    if ((kst = pl_kv_type_check(k_type, d->head_dim, "K")) || (kst = pl_kv_type_check(v_type, d->head_dim, "V")))
+        return kst;
+    if (pl_type_get(v_type)->quantized && p.flash_attn != 1)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "a quantized V cache (%s) needs flash attention, as in llama.cpp",
+                       pl_type_get(v_type)->name);
     if (p.n_threads < 0 || p.n_threads > 1024)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "thread count %d is outside 0..1024", p.n_threads);
     if (p.flash_attn != 0 && p.flash_attn != 1)
@@ -188,14 +196,19 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
         st = pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "%u sequences of %lld positions are too many", n_seq, (long long)n_ctx);
         goto fail;
     }
-    if (m->device && (st = device_room(m, p.kv_type, (int64_t)rows, n_batch))) goto fail;
+    if (m->device && (st = device_room(m, k_type, v_type, (int64_t)rows, n_batch))) goto fail;
     st = m->device ? m->device->ops->compute_new(m->device, n_threads, &s->c)
                    : pl_backend_find("cpu")->compute_new(n_threads, &s->c);
     if (st) goto fail;
     pl_compute_limits lim = {.n_batch = n_batch, .max_in = d->max_in, .n_ctx = n_ctx, .head_dim = d->head_dim,
                              .moe_n_used = d->n_expert_used, .moe_n_ff = d->n_ff_exp};
     if ((st = s->c->ops->reserve(s->c, &lim))) goto fail;
-    if ((st = pl_kv_cache_new(s->c, p.kv_type, d->n_layer, (int64_t)rows, d->kv_dim, &s->kv))) goto fail;
+    if (!s->c->kv_packed && (k_type != v_type || (k_type != PL_TYPE_F16 && k_type != PL_TYPE_F32))) {
+        st = pl_fail(POCKETLLM_ERR_UNSUPPORTED, "the %s backend keeps a KV cache in f16 or f32 (K and V alike) only; "
+                     "K %s / V %s runs on the cpu", s->c->backend, pl_type_get(k_type)->name, pl_type_get(v_type)->name);
+        goto fail;
+    }
+    if ((st = pl_kv_cache_new(s->c, k_type, v_type, d->n_layer, (int64_t)rows, d->kv_dim, &s->kv))) goto fail;
     uint64_t floats = m->arch->scratch_floats(m, n_batch);
     if (floats > SIZE_MAX / sizeof(float)) {
         st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "activation scratch too large");
@@ -229,10 +242,10 @@ fail:
 
 /* On a device, the whole of what the session will allocate there must fit
  * next to the weights: refused up front with one line saying how much. */
-static pocketllm_status device_room(const pl_model *m, uint32_t kv_type, int64_t kv_rows, int64_t n_batch) {
+static pocketllm_status device_room(const pl_model *m, uint32_t k_type, uint32_t v_type, int64_t kv_rows,
+                                    int64_t n_batch) {
     const pl_device *dev = m->device;
-    const uint64_t kv = (uint64_t)m->dims.n_layer * 2 * (uint64_t)kv_rows * (uint64_t)m->dims.kv_dim *
-                        (kv_type == PL_TYPE_F16 ? 2 : 4);
+    const uint64_t kv = pl_kv_cache_bytes(k_type, v_type, m->dims.n_layer, kv_rows, m->dims.kv_dim);
     const uint64_t need = kv + m->arch->scratch_floats(m, n_batch) * sizeof(float) + (uint64_t)m->dims.n_vocab * 4;
     if (dev->memory_used + need > dev->memory)
         return pl_device_no_room(dev, need, "the KV cache, activations and logits of the session");
@@ -281,10 +294,10 @@ static void seq_caches(pocketllm_session *s, uint32_t seq, void ***k, void ***v)
         *v = s->kv->v;
         return;
     }
-    const size_t off = (size_t)seq * (size_t)s->n_ctx * (size_t)s->kv->kv_dim * (s->kv->type == PL_TYPE_F16 ? 2 : 4);
+    const size_t rows = (size_t)seq * (size_t)s->n_ctx;
     for (int64_t il = 0; il < s->kv->n_layer; il++) {
-        s->k_seq[il] = (char *)s->kv->k[il] + off;
-        s->v_seq[il] = (char *)s->kv->v[il] + off;
+        s->k_seq[il] = (char *)s->kv->k[il] + rows * s->kv->k_row;
+        s->v_seq[il] = (char *)s->kv->v[il] + rows * s->kv->v_row;
     }
     *k = s->k_seq;
     *v = s->v_seq;
@@ -299,7 +312,10 @@ static pl_forward pass_base(const pocketllm_session *s, int n_pos_axes, int64_t 
         .pos = s->pos,
         .n_pos_axes = n_pos_axes,
         .n_tok = n_tok,
-        .kv_type = s->kv->type,
+        .k_type = s->kv->k_type,
+        .v_type = s->kv->v_type,
+        .k_row = s->kv->k_row,
+        .v_row = s->kv->v_row,
         .flash_attn = s->flash_attn,
         .k_cache = kc,
         .v_cache = vc,
@@ -523,8 +539,7 @@ pl_compute *pl_session_compute(pocketllm_session *s) { return s ? s->c : NULL; }
 uint64_t pocketllm_session_memory(const pocketllm_session *s) {
     if (!s) return 0;
     const pl_kv_cache *kv = s->kv;
-    const uint64_t kv_bytes = (uint64_t)kv->n_layer * 2 * (uint64_t)kv->n_ctx * (uint64_t)kv->kv_dim *
-                              (kv->type == PL_TYPE_F16 ? 2 : 4);
+    const uint64_t kv_bytes = pl_kv_cache_bytes(kv->k_type, kv->v_type, kv->n_layer, kv->n_ctx, kv->kv_dim);
     const uint64_t scratch = s->m->arch->scratch_floats(s->m, s->n_batch) * sizeof(float);
     const uint64_t logits = (uint64_t)s->logits_cap * (uint64_t)s->m->dims.n_vocab * sizeof(float);
     const uint64_t batching = (uint64_t)s->n_batch * (sizeof *s->kv_base + sizeof *s->pass_ids + sizeof *s->order +

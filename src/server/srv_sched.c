@@ -608,6 +608,7 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
     sp.n_ctx = m->n_ctx;
     sp.n_batch = s->p.n_batch + s->p.parallel; /* a step: every decoding token plus prompt chunks */
     sp.kv_type = p->kv_type;
+    sp.kv_type_v = p->kv_type_v;
     sp.flash_attn = p->flash_attn;
     sp.n_threads = p->n_threads;
     pocketllm_status st = pocketllm_session_new_multi(m->model, &sp, s->p.parallel, &s->sess);

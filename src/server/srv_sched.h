@@ -29,7 +29,7 @@ typedef struct srv_sched_params {
     uint32_t parallel;  /* sequences decoded together */
     uint32_t queue;     /* requests that may wait for a sequence */
     uint32_t n_batch;   /* most tokens in one forward pass */
-    uint32_t kv_type;
+    uint32_t kv_type, kv_type_v; /* as pocketllm_session_params */
     int flash_attn; /* llama.cpp's flash-attention arithmetic */
     int n_threads;
     struct srv_metrics *metrics; /* tokens, prompt-cache reuse, latencies (srv_metrics.h); NULL: none */

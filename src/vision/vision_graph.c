@@ -89,7 +89,7 @@ static void block(const enc *e, const pl_vision_layer *ly, const int32_t *pos) {
     /* libmtmd's non-flash path (its flash attention is off): f32 scores,
      * softmax, f32 weighted sum; K and V themselves are the cache */
     pl_attn_params ap = {.n_head = hp->n_head, .n_head_kv = hp->n_head, .head_dim = hd,
-                         .scale = 1.0f / sqrtf((float)hd), .kv_type = PL_TYPE_F32, .flash = false, .n_kv = n};
+                         .scale = 1.0f / sqrtf((float)hd), .k_type = PL_TYPE_F32, .v_type = PL_TYPE_F32, .flash = false, .n_kv = n};
     pl_attention(c, &ap, e->q, e->k, e->vv, n, 0, e->h);
     linear(e, &ly->out, ly->out_b, e->h, n, e->q);
     pl_add(c, e->q, e->x, e->x, n, d, n);

@@ -19,8 +19,10 @@ serve_bundle
 serve_model "$PL_TMP/m.gguf" ${PL_SERVE_SYNTH:---shape small --type f16}
 # PL_SERVE_DEVICE=vulkan: the same test with the model on that device
 # (test_vulkan_serve_batch.sh)
+# PL_SERVE_ARGS: more server options (test_serve_batch_kv.sh: packed KV caches)
+# shellcheck disable=SC2086
 serve_start main --model "$PL_TMP/m.gguf" --name small --ctx 256 --parallel 4 --queue 32 --quiet \
-    ${PL_SERVE_DEVICE:+--device "$PL_SERVE_DEVICE"}
+    ${PL_SERVE_DEVICE:+--device "$PL_SERVE_DEVICE"} ${PL_SERVE_ARGS:-}
 
 # PL_SERVE_TOPICS: how many of the 16 greedy requests (a slow device runs fewer)
 "$PY" - "$PORT" "${PL_SERVE_TOPICS:-16}" <<'PY' >"$PL_TMP/py.out" 2>&1

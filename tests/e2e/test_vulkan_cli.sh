@@ -7,7 +7,8 @@
 # `fit --device vulkan`, and that fit picks, writes and the device then
 # runs a smaller rung.  Without the loader (POCKETLLM_VULKAN_LOADER names a
 # missing file) `devices` says so, a device run fails with one line and
-# the CPU still works: the library never links libvulkan.
+# the CPU still works: the library never links libvulkan.  A KV cache in
+# bf16 or a packed type is refused on the device with one line.
 # POCKETLLM_NO_VULKAN=1 skips it (exit 77); without a usable device it fails.
 if [ "${POCKETLLM_NO_VULKAN:-0}" = 1 ]; then
     echo "SKIPPED: POCKETLLM_NO_VULKAN=1 -- the Vulkan CLI test did not run" >&2
@@ -97,6 +98,20 @@ ok
 cmp -s "$PL_TMP/out" "$PL_TMP/cpu.ids" || fail "run --device vulkan: $(tail -1 "$PL_TMP/out") -- the CPU: $(tail -1 "$PL_TMP/cpu.ids")"
 ok
 [ "$(sed -n 2p "$PL_TMP/out" | wc -w)" = 64 ] || fail "expected 64 ids: $(cat "$PL_TMP/out")"
+
+# ---- the KV cache: f16 or f32 on the device; bf16 and the packed types
+# (quant/kv_types.h), and K and V of two types, are the CPU's for now,
+# refused in one line naming it
+for kv in "--kv f32" "--kv bf16" "-ctk f16 -ctv f32"; do
+    # shellcheck disable=SC2086
+    if [ "$kv" = "--kv f32" ]; then
+        expect_rc 0 "$BIN" run --model "$MODEL" --ids 1 -n 8 --device vulkan $kv
+    else
+        expect_rc 1 "$BIN" run --model "$MODEL" --ids 1 -n 8 --device vulkan $kv
+        one_line "$PL_TMP/err" "run --device vulkan $kv"
+        expect_grep "runs on the cpu" "$PL_TMP/err"
+    fi
+done
 
 # ---- chat, perplexity, bench on the device ---------------------------------
 printf '%s' "{% for m in messages %}{{ bos_token }}{{ m['content'] }}{% endfor %}" >"$PL_TMP/t.jinja"

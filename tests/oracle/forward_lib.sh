@@ -44,12 +44,17 @@ DEV_ARGS=()
 [ -n "${PL_DEVICE:-}" ] && DEV_ARGS=(--device "$PL_DEVICE")
 GREEDY_IDS=
 COMPARE=$PL_TOOLS/pl_compare
+# KV is one cache type for K and V (f16, q8_0, ...) or K/V (q8_0/f16)
+kv_ours() { case $1 in */*) echo "-ctk ${1%/*} -ctv ${1#*/}" ;; *) echo "--kv $1" ;; esac; }
+kv_oracle() { case $1 in */*) echo "--ctk ${1%/*} --ctv ${1#*/}" ;; *) echo "--kv $1" ;; esac; }
+# llama.cpp runs a quantized V with flash attention only: no other path
+v_quantized() { case ${1#*/} in q* | iq*) return 0 ;; esac; return 1; }
 # router_args OURS REF: pl_compare's routing options when ROUTER_MARGIN is set
 router_args() { [ -n "${ROUTER_MARGIN:-}" ] && echo "--routing $1 --router $2 --router-margin $ROUTER_MARGIN"; }
 # our_routing MODEL KV IDS OUT: our router's choices for IDS (when ROUTER_MARGIN is set)
 our_routing() {
     [ -n "${ROUTER_MARGIN:-}" ] || return 0
-    expect_rc 0 "$RUN_BIN" logits --model "$1" --ids "$3" --out "$PL_TMP/routing.f32" --routing "$4" --kv "$2" \
+    expect_rc 0 "$RUN_BIN" logits --model "$1" --ids "$3" --out "$PL_TMP/routing.f32" --routing "$4" $(kv_ours "$2") \
         --flash-attn "$FA" "${DEV_ARGS[@]}"
 }
 
@@ -57,11 +62,15 @@ greedy_check() {
     local name=$1 model=$2 kv=$3 margin=$4 n=$5
     shift 5
     local t=$PL_TMP/greedy
-    expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA" --kv "$kv" -t 1 || return 1
+    expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA" $(kv_oracle "$kv") -t 1 || return 1
     cp "$PL_TMP/out" "$t.ref"
-    expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA_OTHER" --kv "$kv" -t 1 || return 1
-    cp "$PL_TMP/out" "$t.other"
-    expect_rc 0 "$RUN_BIN" run --model "$model" "$@" -n "$n" --kv "$kv" --flash-attn "$FA" --print-ids "${DEV_ARGS[@]}" || return 1
+    if [ "$FA_OTHER" = off ] && v_quantized "$kv"; then
+        cp "$t.ref" "$t.other"
+    else
+        expect_rc 0 "$ORACLE" greedy "$model" "$@" -n "$n" --fa "$FA_OTHER" $(kv_oracle "$kv") -t 1 || return 1
+        cp "$PL_TMP/out" "$t.other"
+    fi
+    expect_rc 0 "$RUN_BIN" run --model "$model" "$@" -n "$n" $(kv_ours "$kv") --flash-attn "$FA" --print-ids "${DEV_ARGS[@]}" || return 1
     sed -n 1p "$PL_TMP/out" >"$t.prompt"
     sed -n 2p "$PL_TMP/out" >"$t.ours"
     if [ "$1" = --prompt ]; then
@@ -74,7 +83,7 @@ greedy_check() {
     np=$(wc -w <"$t.prompt")
     # llama.cpp's margin at each step, from its logits of the sequence it chose
     GREEDY_IDS="$(cat "$t.prompt") $(cat "$t.ref")"
-    expect_rc 0 "$ORACLE" logits "$model" --ids "$GREEDY_IDS" --out "$t.f32" --fa "$FA" --kv "$kv" -t 1 \
+    expect_rc 0 "$ORACLE" logits "$model" --ids "$GREEDY_IDS" --out "$t.f32" --fa "$FA" $(kv_oracle "$kv") -t 1 \
         --router "$t.router" || return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
@@ -92,13 +101,13 @@ greedy_check() {
 logits_check() {
     local name=$1 model=$2 kv=$3 margin=$4 max_rel=$5 ids=$6
     local t=$PL_TMP/logits
-    expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa "$FA" --kv "$kv" -t 1 --router "$t.router" ||
+    expect_rc 0 "$ORACLE" logits "$model" --ids "$ids" --out "$t.ref" --fa "$FA" $(kv_oracle "$kv") -t 1 --router "$t.router" ||
         return 1
     local vocab
     vocab=$(awk '{print $2}' "$PL_TMP/out")
     local routing=()
     if [ -n "${ROUTER_MARGIN:-}" ]; then routing=(--routing "$t.routing"); fi
-    expect_rc 0 "$RUN_BIN" logits --model "$model" --ids "$ids" --out "$t.ours" --kv "$kv" --flash-attn "$FA" \
+    expect_rc 0 "$RUN_BIN" logits --model "$model" --ids "$ids" --out "$t.ours" $(kv_ours "$kv") --flash-attn "$FA" \
         "${DEV_ARGS[@]}" "${routing[@]}" || return 1
     # shellcheck disable=SC2046
     "$COMPARE" logits "$t.ours" "$t.ref" "$vocab" --margin "$margin" --max-rel-diff "$max_rel" \

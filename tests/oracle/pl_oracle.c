@@ -35,7 +35,8 @@
  *   pl_oracle perplexity MODEL --file F --ctx N [--chunks N] [--imatrix-out F [--process-output]]
  *   pl_oracle bench MODEL [-p N] [-n N] [-d N] [-r N] [common options]
  *   pl_oracle embed MODEL --file F --pooling none|mean|cls|last [--no-normalize] [common options]
- * common options: --fa on|off, --kv f16|f32, -t N, --ctx N, --batch N
+ * common options: --fa on|off, --kv T (K and V), --ctk T, --ctv T (ggml type names), -t N,
+ *   --ctx N, --batch N
  *
  * Batch files: IN of tokenize-batch holds records (u32 length, bytes);
  * OUT gets one line of ids per record.  pieces writes, per token id, a
@@ -147,7 +148,7 @@ static FILE *open_out(const char *path) {
 
 typedef struct opts {
     bool flash;
-    enum ggml_type kv;
+    enum ggml_type kv, kv_v; /* the K and V caches' types */
     int threads, ctx, batch, n_predict;
     bool add_special, parse_special, all_modes;
     const char *prompt, *ids, *out, *text, *file;
@@ -156,9 +157,20 @@ typedef struct opts {
     enum llama_pooling_type pooling;
 } opts;
 
+/* A cache type by ggml's name (llama.cpp's --cache-type-k values). */
+static enum ggml_type kv_type_named(const char *name) {
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        const char *n = ggml_type_name((enum ggml_type)t);
+        if (n && !strcmp(n, name)) return (enum ggml_type)t;
+    }
+    die("--kv/--ctk/--ctv: unknown type %s", name);
+    return GGML_TYPE_F16;
+}
+
 static void parse_opts(int argc, char **argv, int first, opts *o) {
     o->flash = false;
     o->kv = GGML_TYPE_F16;
+    o->kv_v = GGML_TYPE_F16;
     o->threads = 2;
     o->ctx = 0;
     o->batch = 512;
@@ -187,12 +199,9 @@ static void parse_opts(int argc, char **argv, int first, opts *o) {
             i++;
         }
         else if (!strcmp(a, "--fa")) o->flash = !strcmp(v, "on"), i++;
-        else if (!strcmp(a, "--kv")) {
-            if (!strcmp(v, "f16")) o->kv = GGML_TYPE_F16;
-            else if (!strcmp(v, "f32")) o->kv = GGML_TYPE_F32;
-            else die("--kv f16|f32");
-            i++;
-        } else if (!strcmp(a, "-t")) o->threads = atoi(v), i++;
+        else if (!strcmp(a, "--kv")) o->kv = o->kv_v = kv_type_named(v), i++;
+        else if (!strcmp(a, "--ctk")) o->kv = kv_type_named(v), i++;
+        else if (!strcmp(a, "--ctv")) o->kv_v = kv_type_named(v), i++; else if (!strcmp(a, "-t")) o->threads = atoi(v), i++;
         else if (!strcmp(a, "--ctx")) o->ctx = atoi(v), i++;
         else if (!strcmp(a, "--batch")) o->batch = atoi(v), i++;
         else if (!strcmp(a, "-n")) o->n_predict = atoi(v), i++;
@@ -314,7 +323,7 @@ static struct llama_context *make_context(struct llama_model *m, const opts *o, 
     cp.n_threads_batch = o->threads;
     cp.flash_attn_type = o->flash ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
     cp.type_k = o->kv;
-    cp.type_v = o->kv;
+    cp.type_v = o->kv_v;
     cp.no_perf = true;
     if (o->embeddings) {
         cp.embeddings = true;
@@ -326,8 +335,8 @@ static struct llama_context *make_context(struct llama_model *m, const opts *o, 
     }
     struct llama_context *c = llama_init_from_model(m, cp);
     if (!c) die("llama.cpp cannot make a context (n_ctx %d)", n_ctx);
-    fprintf(stderr, "pl_oracle: llama.cpp v0.4.0, flash_attn=%s, kv=%s, threads=%d, n_ctx=%d, n_batch=%d\n",
-            o->flash ? "on" : "off", ggml_type_name(o->kv), o->threads, n_ctx, o->batch);
+    fprintf(stderr, "pl_oracle: llama.cpp v0.4.0, flash_attn=%s, kv=%s/%s, threads=%d, n_ctx=%d, n_batch=%d\n",
+            o->flash ? "on" : "off", ggml_type_name(o->kv), ggml_type_name(o->kv_v), o->threads, n_ctx, o->batch);
     return c;
 }
 

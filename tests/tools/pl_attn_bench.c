@@ -67,7 +67,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "pl_attn_bench: cannot set up the CPU backend\n");
         return 1;
     }
-    pl_attn_params ap = {nh, nh, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, n};
+    const uint32_t kvt = f16 ? PL_TYPE_F16 : PL_TYPE_F32;
+    pl_attn_params ap = {nh, nh, hd, 1.0f / sqrtf((float)hd), kvt, kvt, flash, n};
     double best = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
         struct timespec c0, c1;

@@ -9,6 +9,8 @@
  *   pl_quant_tool to-float TYPE IN OUT [--tier T]
  *   pl_quant_tool quantize TYPE IN OUT N [--imatrix F]     rows through pl_quant_from_float
  *   pl_quant_tool act TYPE IN OUT N [--tier T]             activation encoder, row by row
+ *   pl_quant_tool kv-store TYPE IN OUT N                  the CPU backend's kv_store op (2 threads),
+ *                                                          all rows in one call, as a KV cache is written
  *   pl_quant_tool vec-dot TYPE W A N OUT [--tier T]
  *   pl_quant_tool cmp-bits A B                             byte-identical files (f32 NaNs by bits)
  *   pl_quant_tool cmp-dot TYPE W A N OURS THEIRS [--exact] within qt_dot_tolerance (--exact: identical)
@@ -20,13 +22,17 @@
  * Exit 0 on success/agreement, 1 on disagreement or error (one line why).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../common/quant_testdata.h"
+#include "backend/backend.h"
+#include "backend/compute.h"
 #include "quant/kernels.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 static int fail(const char *msg, const char *arg) {
@@ -159,21 +165,55 @@ static int cmd_quantize(int argc, char **argv) {
     return rc;
 }
 
+/* The f32 rows of IN (argv[3], rows of N = argv[5]) and a zeroed output
+ * of as many rows of `type`; false (said) when IN is not whole rows. */
+typedef struct {
+    float *x;
+    uint8_t *out;
+    int64_t n;
+    size_t rows, rb;
+} f32_rows;
+
+static bool rows_in(char **argv, uint32_t type, f32_rows *r) {
+    size_t bytes;
+    r->n = atoll(argv[5]);
+    r->x = read_file(argv[3], &bytes);
+    r->rb = row_bytes(type, r->n);
+    if (!r->x || !r->rb || bytes % (sizeof(float) * (size_t)r->n)) {
+        free(r->x);
+        fail("input is not whole rows", argv[3]);
+        return false;
+    }
+    r->rows = bytes / (sizeof(float) * (size_t)r->n);
+    r->out = calloc(r->rows ? r->rows : 1, r->rb);
+    return true;
+}
+
 static int cmd_act(int argc, char **argv) {
     int t = type_arg(argv[2]);
     if (t < 0) return 1;
     const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
     if (!k || !k->act_from_float) return fail("no activation encoder (or tier unsupported) for", argv[2]);
-    int64_t n = atoll(argv[5]);
-    size_t bytes;
-    float *x = read_file(argv[3], &bytes);
-    size_t rb = row_bytes((uint32_t)t, n);
-    if (!x || !rb || bytes % (sizeof(float) * (size_t)n)) return fail("input is not whole rows", argv[3]);
-    size_t rows = bytes / (sizeof(float) * (size_t)n);
-    uint8_t *out = calloc(rows ? rows : 1, rb);
-    for (size_t r = 0; r < rows; r++) k->act_from_float(x + r * (size_t)n, out + r * rb, n);
-    int rc = write_file(argv[4], out, rb * rows);
-    free(x), free(out);
+    f32_rows r;
+    if (!rows_in(argv, (uint32_t)t, &r)) return 1;
+    for (size_t i = 0; i < r.rows; i++) k->act_from_float(r.x + i * (size_t)r.n, r.out + i * r.rb, r.n);
+    int rc = write_file(argv[4], r.out, r.rb * r.rows);
+    free(r.x), free(r.out);
+    return rc;
+}
+
+static int cmd_kv_store(char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    if (!pl_kv_type_supported((uint32_t)t)) return fail("not a KV cache type:", argv[2]);
+    f32_rows r;
+    if (!rows_in(argv, (uint32_t)t, &r)) return 1;
+    pl_compute *c = NULL;
+    if (pl_backend_find("cpu")->compute_new(2, &c)) return fail("cannot make a CPU compute instance", NULL);
+    c->ops->kv_store(c, (uint32_t)t, r.x, r.out, (int64_t)r.rows * r.n);
+    int rc = c->status ? fail("kv_store failed:", pocketllm_last_error()) : write_file(argv[4], r.out, r.rb * r.rows);
+    c->ops->free(c);
+    free(r.x), free(r.out);
     return rc;
 }
 
@@ -337,6 +377,7 @@ static int run(int argc, char **argv) {
     if (!strcmp(c, "quantize") && argc >= 6) return cmd_quantize(argc, argv);
     if (!strcmp(c, "act") && argc >= 6) return cmd_act(argc, argv);
     if (!strcmp(c, "vec-dot") && argc >= 7) return cmd_vec_dot(argc, argv);
+    if (!strcmp(c, "kv-store") && argc == 6) return cmd_kv_store(argv);
     if (!strcmp(c, "vec-dot-time") && argc >= 7) return cmd_vec_dot_time(argc, argv);
     if (!strcmp(c, "cmp-bits") && argc == 4) return cmd_cmp_bits(argv);
     if (!strcmp(c, "cmp-dot") && argc >= 8) return cmd_cmp_dot(argc, argv);

@@ -158,11 +158,11 @@ static void test_attention(void) {
             const int64_t nh = shapes[si][0], nkv = shapes[si][1], hd = shapes[si][2];
             for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
                 const int64_t n_tok = cases[ci][0], pos0 = cases[ci][1], n_kv = pos0 + n_tok, all = n_tok * nh * hd;
-                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, 0};
+                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, 0};
                 float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
                 void *k = malloc((size_t)(n_kv * nkv * hd) * 4), *vc = malloc((size_t)(n_kv * nkv * hd) * 4);
-                pl_ref_kv_store(ap.kv_type, kf, k, n_kv * nkv * hd);
-                pl_ref_kv_store(ap.kv_type, vf, vc, n_kv * nkv * hd);
+                pl_ref_kv_store(ap.k_type, kf, k, n_kv * nkv * hd);
+                pl_ref_kv_store(ap.k_type, vf, vc, n_kv * nkv * hd);
                 float *q = rnd(all, -2, 2), *y = rnd(all, 0, 0), *r = rnd(all, 0, 0);
                 CHECK(pl_ref_attention(&ap, q, k, vc, n_tok, pos0, r) == POCKETLLM_OK);
                 /* f16: a softmax weight next to an f16 rounding boundary may
@@ -396,11 +396,11 @@ static void test_attention_full(void) {
             const int f16 = mode & 1, flash = mode >> 1;
             const int64_t nh = cases[ci][0], nkv = cases[ci][1], hd = cases[ci][2], n_tok = cases[ci][3], n_kv = cases[ci][4];
             const int64_t all = n_tok * nh * hd, kv_all = n_kv * nkv * hd;
-            pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, n_kv};
+            pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, n_kv};
             float *kf = rnd(kv_all, -2, 2), *vf = rnd(kv_all, -2, 2), *q = rnd(all, -2, 2), *y = rnd(all, 0, 0), *r = rnd(all, 0, 0);
             void *k = malloc((size_t)kv_all * 4), *vc = malloc((size_t)kv_all * 4);
-            pl_ref_kv_store(ap.kv_type, kf, k, kv_all);
-            pl_ref_kv_store(ap.kv_type, vf, vc, kv_all);
+            pl_ref_kv_store(ap.k_type, kf, k, kv_all);
+            pl_ref_kv_store(ap.k_type, vf, vc, kv_all);
             CHECK(pl_ref_attention(&ap, q, k, vc, n_tok, 12345, r) == POCKETLLM_OK); /* pos0 unused */
             pl_attn_params cp = ap;
             cp.n_kv = 0;
@@ -533,7 +533,7 @@ static void test_thread_invariance(const pl_cpu_isa *isa) {
         pl_compute *c = make(isa, nt);
         float *y = rnd(n_tok * n_out, 0, 0), *a = rnd(n_tok * nh * hd, 0, 0);
         c->ops->mul_mat(c, &w, x, n_tok, y);
-        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16, false, 0};
+        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16, PL_TYPE_F16, false, 0};
         c->ops->attention(c, &ap, q, k16, k16, n_tok, n_ctx - n_tok, a);
         if (nt == 1) {
             y1 = y, a1 = a;

@@ -233,14 +233,14 @@ static double nc_err[2];
  * (ap->n_kv == 0) from pos0, or over ap->n_kv rows (pos0 then ignored by
  * both).  Bounds as the file's comment says. */
 static void check_attention(const pl_attn_params *ap, int64_t n_tok, int64_t pos0) {
-    const int f16 = ap->kv_type == PL_TYPE_F16, flash = ap->flash;
+    const int f16 = ap->k_type == PL_TYPE_F16, flash = ap->flash;
     const int64_t nh = ap->n_head, nkv = ap->n_head_kv, hd = ap->head_dim;
     const int64_t n_kv = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok, all = n_tok * nh * hd;
     const size_t cb = (size_t)(n_kv * nkv * hd) * (f16 ? 2 : 4);
     float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
     void *k = malloc(cb), *v = malloc(cb);
-    pl_ref_kv_store(ap->kv_type, kf, k, n_kv * nkv * hd);
-    pl_ref_kv_store(ap->kv_type, vf, v, n_kv * nkv * hd);
+    pl_ref_kv_store(ap->k_type, kf, k, n_kv * nkv * hd);
+    pl_ref_kv_store(ap->k_type, vf, v, n_kv * nkv * hd);
     float *q = rnd(all, -2, 2), *r = rnd(all, 0, 0), *g = rnd(all, 0, 0);
     CHECK(pl_ref_attention(ap, q, k, v, n_tok, pos0, r) == POCKETLLM_OK);
     void *dk = vkt_buf(&T, k, cb), *dv = vkt_buf(&T, v, cb);
@@ -281,7 +281,8 @@ static void test_attention(void) {
                                            .n_head_kv = shapes[si][1],
                                            .head_dim = shapes[si][2],
                                            .scale = 1.0f / sqrtf((float)shapes[si][2]),
-                                           .kv_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
+                                           .k_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
+                                           .v_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
                                            .flash = mode >> 1};
                 check_attention(&ap, n_tok, pos0);
             }
@@ -309,7 +310,8 @@ static void test_attention_noncausal(void) {
                                            .n_head_kv = shapes[si][1],
                                            .head_dim = shapes[si][2],
                                            .scale = 1.0f / sqrtf((float)shapes[si][2]),
-                                           .kv_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
+                                           .k_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
+                                           .v_type = mode & 1 ? PL_TYPE_F16 : PL_TYPE_F32,
                                            .flash = mode >> 1,
                                            .n_kv = n_kv};
                 check_attention(&ap, n_tok, 12345);

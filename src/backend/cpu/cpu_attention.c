@@ -13,7 +13,9 @@
  * softmax weights are rounded to it before they weight the V rows.  Each
  * thread owns a slice of the scratch reserved at session start: the scores
  * of one query (up to n_ctx) and q in f16.  The dot products and the f16
- * rounding are the quant module's kernels of the instance's tier.
+ * rounding are the quant module's kernels of the instance's tier.  A
+ * packed cache (bf16, a block type, or K and V of different types) goes
+ * through cpu_attention_packed.c instead.
  */
 #include <math.h>
 #include <string.h>
@@ -186,7 +188,7 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
     const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t);
-    const bool f32c = ap->kv_type == PL_TYPE_F32;
+    const bool f32c = ap->k_type == PL_TYPE_F32;
     uint16_t *krow = q16 + hd, *vrow = q16 + 2 * hd;
     float *o = j->out + (t * ap->n_head + h) * hd;
     if (!f32c) {
@@ -220,7 +222,7 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
     const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, group = ap->n_head / ap->n_head_kv;
-    const bool f16 = ap->kv_type == PL_TYPE_F16;
+    const bool f16 = ap->k_type == PL_TYPE_F16;
     const pl_vec_dot_fn dot = j->dot;
     uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
     float *w = (float *)mine;
@@ -443,7 +445,7 @@ static void full_block_flash(const attn_job *j, int64_t h, int64_t t0, int64_t n
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
     const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = ap->n_kv, kvh = h / (ap->n_head / ap->n_head_kv);
-    const bool f32c = ap->kv_type == PL_TYPE_F32;
+    const bool f32c = ap->k_type == PL_TYPE_F32;
     uint16_t *krow = buf + nq * hd, *vrow = krow + hd;
     float *o[PL_ATTN_QBLOCK], M[PL_ATTN_QBLOCK], S[PL_ATTN_QBLOCK];
     for (int64_t i = 0; i < nq; i++) {
@@ -537,13 +539,17 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
         pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
         return;
     }
+    if (ap->k_type != ap->v_type || (ap->k_type != PL_TYPE_F16 && ap->k_type != PL_TYPE_F32)) {
+        pl_cpu_attention_packed(c, ap, q, k_cache, v_cache, n_tok, pos0, out);
+        return;
+    }
     attn_job j = {cc, ap, q, k_cache, v_cache, n_tok, pos0, out,
-                  pl_quant_kernels_tier(ap->kv_type, cc->qtier)->vec_dot,
+                  pl_quant_kernels_tier(ap->k_type, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
                   /* the ISA's row kernel where it reproduces this tier's f16 dot */
-                  ap->kv_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false, 0, false, 0, false};
-    if (ap->n_kv > 0 && (ap->flash || ap->kv_type == PL_TYPE_F32)) {
+                  ap->k_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false, 0, false, 0, false};
+    if (ap->n_kv > 0 && (ap->flash || ap->k_type == PL_TYPE_F32)) {
         full_plan(&j);
         pl_cpu_parallel(cc, full_run, &j, n_tok * ap->n_head * rows * ap->head_dim);
         return;

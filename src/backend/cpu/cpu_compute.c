@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "base/pages.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 /* Work (elements touched, or multiply-adds) of one chunk at least: below
@@ -286,21 +287,36 @@ typedef struct {
     const float *x;
     void *dst;
     int64_t n;
+    pl_kv_encode_fn enc; /* a type other than f16 and f32: its encoder */
+    uint32_t block, bytes;
 } kv_job;
 
+/* Whole blocks per chunk: every block is encoded on its own (the types of
+ * quant/kv_types.h have no statistics wider than a block). */
 static void kv_run(void *ctx, int chunk, int n_chunks, int thread) {
+    (void)thread;
     kv_job *j = ctx;
     long long lo, hi;
-    pl_pool_split(j->n, chunk, n_chunks, &lo, &hi);
+    pl_pool_split(j->n / j->block, chunk, n_chunks, &lo, &hi);
     if (hi <= lo) return;
     if (j->type == PL_TYPE_F16)
         pl_quant_kernels_tier(PL_TYPE_F16, j->cc->qtier)->act_from_float(j->x + lo, (uint16_t *)j->dst + lo, hi - lo);
-    else memcpy((float *)j->dst + lo, j->x + lo, (size_t)(hi - lo) * sizeof(float));
+    else if (j->type == PL_TYPE_F32) memcpy((float *)j->dst + lo, j->x + lo, (size_t)(hi - lo) * sizeof(float));
+    else j->enc(j->x + lo * j->block, (uint8_t *)j->dst + (size_t)lo * j->bytes, (hi - lo) * j->block);
 }
 
 static void cpu_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
-    kv_job j = {pl_cpu(c), type, x, dst, n};
-    pl_cpu_parallel(j.cc, kv_run, &j, n);
+    const pl_type_traits *t = pl_type_get(type);
+    kv_job j = {pl_cpu(c), type, x, dst, n, pl_kv_encoder(type), t ? t->block : 0, t ? t->bytes : 0};
+    /* q8_0 and bf16 are stored with the activation conversion: this tier's */
+    if (type == PL_TYPE_Q8_0 || type == PL_TYPE_BF16) j.enc = pl_quant_kernels_tier(type, j.cc->qtier)->act_from_float;
+    if (!j.enc || n % j.block) {
+        pl_fail(POCKETLLM_ERR_INTERNAL, "kv_store: %lld values of type %u", (long long)n, type);
+        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
+        return;
+    }
+    /* a block costs about block values' worth of the f16 conversion */
+    pl_cpu_parallel(j.cc, kv_run, &j, type == PL_TYPE_F16 || type == PL_TYPE_F32 ? n : n * 8);
 }
 
 static int64_t cpu_argmax(pl_compute *c, const float *x, int64_t n) {
@@ -362,6 +378,7 @@ pocketllm_status pl_cpu_compute_new(int n_threads, const pl_cpu_isa *isa, pl_com
     if (!cc) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
     cc->base.ops = &cpu_ops;
     cc->base.backend = "cpu";
+    cc->base.kv_packed = true;
     cc->isa = isa;
     /* the quant kernels of the same tier (theirs needs VNNI for AVX-512);
      * the NEON table goes with the best AArch64 quant tier within the cap */

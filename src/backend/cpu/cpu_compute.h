@@ -67,6 +67,9 @@ void pl_cpu_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float 
                  int64_t head_dim, const int32_t *pos);
 void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                       const void *v_cache, int64_t n_tok, int64_t pos0, float *out);
+/* a packed cache, or K and V of different types (cpu_attention_packed.c) */
+void pl_cpu_attention_packed(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
+                             const void *v_cache, int64_t n_tok, int64_t pos0, float *out);
 /* the audio tower's ops (cpu_conv.c) */
 void pl_cpu_gelu_erf(pl_compute *c, const float *x, float *y, int64_t n);
 void pl_cpu_im2col(pl_compute *c, const pl_im2col_params *p, const float *x, float *y);

@@ -113,6 +113,11 @@ void pl_vk_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *
 void pl_vk_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
     pl_vk_compute *vc = pl_vkc(c);
     if (c->status || n <= 0) return;
+    if (type != PL_TYPE_F16 && type != PL_TYPE_F32) {
+        pl_fail(POCKETLLM_ERR_UNSUPPORTED, "kv_store: the vulkan backend keeps a KV cache in f16 or f32 only");
+        pl_compute_fail(c, POCKETLLM_ERR_UNSUPPORTED);
+        return;
+    }
     const bool f16 = type == PL_TYPE_F16;
     const size_t dbytes = (size_t)n * (f16 ? 2 : 4);
     const VkDeviceAddress xa = pl_vk_operand(vc, x, (size_t)n * 4, "kv_store");
@@ -172,7 +177,7 @@ static void attention_tiled(pl_vk_compute *vc, const pl_attn_params *ap, VkDevic
             .n_tok = (uint32_t)n_tok,
             .n_kv = (uint32_t)ap->n_kv,
             .scale = ap->scale,
-            .flags = (ap->kv_type == PL_TYPE_F16 ? 1u : 0u) | (ap->flash ? 2u : 0u)};
+            .flags = (ap->k_type == PL_TYPE_F16 ? 1u : 0u) | (ap->flash ? 2u : 0u)};
     pl_vk_put_addr(pc.q, qa);
     pl_vk_put_addr(pc.k, ka & ~(VkDeviceAddress)3);
     pl_vk_put_addr(pc.v, va & ~(VkDeviceAddress)3);
@@ -197,7 +202,11 @@ void pl_vk_attention(pl_compute *c, const pl_attn_params *ap, const float *q, co
                                    (long long)ap->head_dim));
         return;
     }
-    const bool f16 = ap->kv_type == PL_TYPE_F16, causal = ap->n_kv <= 0;
+    if (ap->k_type != ap->v_type || (ap->k_type != PL_TYPE_F16 && ap->k_type != PL_TYPE_F32)) {
+        pl_compute_fail(c, pl_fail(POCKETLLM_ERR_UNSUPPORTED, "vulkan: attention: a KV cache of f16 or f32 (both alike) only"));
+        return;
+    }
+    const bool f16 = ap->k_type == PL_TYPE_F16, causal = ap->n_kv <= 0;
     if (!causal) pos0 = 0;
     const int64_t kv_dim = ap->n_head_kv * ap->head_dim, n_kv = causal ? pos0 + n_tok : ap->n_kv;
     const size_t qbytes = (size_t)(n_tok * ap->n_head * ap->head_dim) * 4;
