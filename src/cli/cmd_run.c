@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "run_common.h"
+#include "spec_draft.h"
 
 #define MAX_IMAGES 64
 
@@ -33,6 +34,7 @@ typedef struct run_opts {
     int64_t image_min_tokens, image_max_tokens;
     const char *grammar_file, *schema_file; /* constrained decoding */
     int64_t lookup, draft_max, draft_min;   /* --lookup: prompt-lookup speculative decoding */
+    const char *draft;                      /* --draft M: speculative decoding with a draft model */
 } run_opts;
 
 static int parse(int argc, char **argv, run_opts *o) {
@@ -120,6 +122,9 @@ static int parse(int argc, char **argv, run_opts *o) {
             if (err) break;
             if (!cli_parse_i64(v, 1, 8, &n)) return cli_usage("run", "--lookup wants the longest n-gram, 1..8, not '%s'", v);
             o->lookup = n;
+        } else if (cli_opt(argc, argv, &i, "--draft", &v, &err) || cli_opt(argc, argv, &i, "-md", &v, &err)) {
+            if (err) break;
+            o->draft = v;
         } else if (cli_opt(argc, argv, &i, "--draft-max", &v, &err)) {
             if (err) break;
             if (!cli_parse_i64(v, 1, 64, &n)) return cli_usage("run", "--draft-max wants 1..64, not '%s'", v);
@@ -142,11 +147,14 @@ static int parse(int argc, char **argv, run_opts *o) {
     if (o->n_images && !o->mmproj) return cli_usage("run", "--image needs the vision tower: --mmproj FILE");
     if (o->n_audio && !o->common.prompt) return cli_usage("run", "--audio needs --prompt (not --ids)");
     if (o->n_images && !o->common.prompt) return cli_usage("run", "--image needs --prompt (not --ids)");
-    if (o->lookup && o->sp.temperature > 0)
-        return cli_usage("run", "--lookup verifies drafts greedily: speculative sampling is not implemented yet (use "
-                                "--temperature 0)");
-    if (o->lookup && (o->grammar_file || o->schema_file))
-        return cli_usage("run", "--lookup does not go with --grammar / --json-schema yet");
+    const char *spec = o->lookup ? "--lookup" : o->draft ? "--draft" : NULL;
+    if (o->lookup && o->draft) return cli_usage("run", "--lookup and --draft are two ways to draft: give one");
+    if (spec && o->sp.temperature > 0)
+        return cli_usage("run", "%s verifies drafts greedily: speculative sampling is not implemented yet (use "
+                                "--temperature 0)", spec);
+    if (spec && (o->grammar_file || o->schema_file))
+        return cli_usage("run", "%s does not go with --grammar / --json-schema yet", spec);
+    if (o->draft && o->n_images) return cli_usage("run", "--draft does not go with --image / --audio yet");
     if (o->draft_min > o->draft_max) return cli_usage("run", "--draft-min is larger than --draft-max");
     return run_common_check(&o->common, "run");
 }
@@ -271,15 +279,16 @@ static bool spec_take(const run_opts *o, const run_state *rs, pocketllm_sampler 
     return true;
 }
 
-/* The generation loop with prompt-lookup drafting (greedy): after each
- * token, the drafted ids follow it in one pass with every row's logits
+/* The generation loop with speculative decoding (greedy): after each
+ * token, ids drafted by prompt lookup (--lookup) or by the draft model
+ * (--draft) follow it in one pass with every row's logits
  * kept; row j decides the token after the j-th, so the drafts are kept
  * while they are what greedy decoding picks, the first row that disagrees
  * gives the next token, and the cache is cut back to what was kept.  The
  * sampler sees the kept ids in order, as in the plain loop, so penalties
  * act the same.  gen receives the ids (the ending end-of-generation id
  * included); *context_full as in the plain loop. */
-static pocketllm_status spec_generate(const run_opts *o, run_state *rs, pocketllm_sampler *smp,
+static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_draft *dm, pocketllm_sampler *smp,
                                       pocketllm_detokenizer *detok, const int32_t *prompt, size_t n_prompt,
                                       int32_t *gen, size_t *n_gen, bool *context_full, spec_stats *ss) {
     pocketllm_session *s = rs->session;
@@ -309,7 +318,10 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, pocketll
         size_t max = (size_t)o->draft_max;
         if (max > room) max = room;
         if (max > ctx_room) max = ctx_room;
-        size_t k = max ? pocketllm_lookup_draft(hist, n_hist, 1, (int)o->lookup, batch + 1, max) : 0;
+        size_t k = 0;
+        if (dm->s) st = spec_draft_next(dm, hist, n_hist, batch + 1, max, &k);
+        else if (max) k = pocketllm_lookup_draft(hist, n_hist, 1, (int)o->lookup, batch + 1, max);
+        if (st) break;
         if (k < (size_t)o->draft_min) k = 0;
         batch[0] = id;
         if ((st = pocketllm_session_eval(s, batch, k + 1, k > 0))) break;
@@ -329,8 +341,9 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, pocketll
         }
         ss->accepted += j + (done ? 1 : 0);
         if (st || done) break;
-        /* forget the drafts after the kept ones */
+        /* forget the drafts after the kept ones, in both models */
         if (j < k && (st = pocketllm_session_seq_truncate(s, 0, base + 1 + (uint32_t)j))) break;
+        if (dm->s && (st = spec_draft_keep(dm, base + 1 + j))) break;
     }
     free(hist);
     free(batch);
@@ -348,6 +361,12 @@ int cmd_run(int argc, char **argv) {
     media_run mr;
     memset(&mr, 0, sizeof mr);
     if ((rc = run_common_open(&o.common, &rs, "run"))) return rc;
+    spec_draft dm;
+    memset(&dm, 0, sizeof dm);
+    if (o.draft && (rc = spec_draft_open(o.draft, &o.common, rs.model, pocketllm_session_n_ctx(rs.session), &dm, "run"))) {
+        run_common_close(&rs);
+        return rc;
+    }
     pocketllm_sampler *smp = NULL;
     pocketllm_detokenizer *detok = NULL;
     pocketllm_grammar *grammar = NULL;
@@ -381,14 +400,15 @@ int cmd_run(int argc, char **argv) {
     const int32_t n_vocab = rs.n_vocab;
     bool context_full = false;
     spec_stats ss = {0, 0, 0};
-    if (o.lookup) {
-        st = spec_generate(&o, &rs, smp, detok, media ? mr.ids : rs.prompt, n_prompt, gen, &n_gen, &context_full, &ss);
+    if (o.lookup || o.draft) {
+        st = spec_generate(&o, &rs, &dm, smp, detok, media ? mr.ids : rs.prompt, n_prompt, gen, &n_gen, &context_full,
+                           &ss);
         if (st) {
             rc = cli_lib_error("run", st);
             goto done;
         }
     }
-    for (; !o.lookup;) {
+    for (; !o.lookup && !o.draft;) {
         int32_t id;
         const int32_t budget = grammar ? (int32_t)(o.n_predict - (int64_t)n_gen) : -1;
         if ((st = pocketllm_sampler_sample_grammar(smp, grammar, pocketllm_session_logits(rs.session, -1), n_vocab,
@@ -435,13 +455,14 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "pocketllm run: prompt %zu tokens in %.3f s (%.1f tok/s), generated %zu in %.3f s (%.1f tok/s)\n",
                 n_prompt, t1 - t0, (double)n_prompt / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, t2 - t1,
                 (double)n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
-    if (o.timings && o.lookup)
-        fprintf(stderr, "pocketllm run: lookup drafted %llu tokens, %llu kept (%.1f%%), %llu passes for %zu tokens\n",
-                (unsigned long long)ss.drafted, (unsigned long long)ss.accepted,
+    if (o.timings && (o.lookup || o.draft))
+        fprintf(stderr, "pocketllm run: %s drafted %llu tokens, %llu kept (%.1f%%), %llu passes for %zu tokens\n",
+                o.lookup ? "lookup" : "the draft model", (unsigned long long)ss.drafted, (unsigned long long)ss.accepted,
                 ss.drafted ? 100.0 * (double)ss.accepted / (double)ss.drafted : 0.0, (unsigned long long)ss.passes,
                 n_gen);
     rc = CLI_OK;
 done:
+    spec_draft_close(&dm);
     media_free(&mr);
     pocketllm_grammar_free(grammar);
     free(gen);

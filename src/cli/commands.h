@@ -118,7 +118,8 @@ extern const char cmd_bench_usage[];
     "                     [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off]\n"                             \
     "                     [--mmproj P --image F [--image F2 ...] [--image-min-tokens N]\n"              \
     "                     [--image-max-tokens N]] [--mmproj P --audio F ...]\n"                          \
-    "                     [--device D] [--device-memory S] [--lookup N [--draft-max N] [--draft-min N]]\n\n" \
+    "                     [--device D] [--device-memory S]\n"                                              \
+    "                     [(--lookup N | --draft M) [--draft-max N] [--draft-min N]]\n\n"                  \
     "Generate text: the prompt is tokenized as llama.cpp's llama_tokenize(add_special=true,\n"            \
     "parse_special=true) does, evaluated in one batched prefill, then tokens are sampled one at a\n"     \
     "time and their text streamed to stdout, until an end-of-generation token, N tokens, or a full\n"   \
@@ -173,6 +174,10 @@ extern const char cmd_bench_usage[];
     "                         token, the tokens that followed the latest earlier occurrence of\n"   \
     "                         the text's last N..1 tokens are drafted and verified in one pass;\n"  \
     "                         the output is plain greedy's, token for token (N 1..8)\n"             \
+    "  --draft M, -md M       speculative decoding with a draft model (greedy only): a smaller\n"      \
+    "                         model with the same vocabulary, on the same device, drafts the\n"    \
+    "                         next tokens greedily and the model verifies them in one pass; the\n" \
+    "                         output is plain greedy's, token for token\n"                        \
     "  --draft-max N          tokens drafted at most per step (default 8)\n"                        \
     "  --draft-min N          a shorter draft is not verified (default 1)\n"
 

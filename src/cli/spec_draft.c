@@ -1,0 +1,105 @@
+/*
+ * spec_draft.c -- the draft model of speculative decoding (see
+ * spec_draft.h).
+ */
+#include "spec_draft.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The text of token id, special tokens rendered, into buf (NUL-ended);
+ * false when it does not fit. */
+static bool piece(const pocketllm_model *m, int32_t id, char *buf, size_t cap, size_t *len) {
+    return pocketllm_token_to_piece(m, id, 1, buf, cap, len) == POCKETLLM_OK && *len < cap;
+}
+
+/* The first id whose text differs between the two models, or -1. */
+static int32_t first_different(const pocketllm_model *a, const pocketllm_model *b, int32_t n_vocab) {
+    char pa[256], pb[256];
+    for (int32_t id = 0; id < n_vocab; id++) {
+        size_t la = 0, lb = 0;
+        const bool fa = piece(a, id, pa, sizeof pa, &la), fb = piece(b, id, pb, sizeof pb, &lb);
+        if (fa != fb || la != lb || (fa && memcmp(pa, pb, la))) return id;
+    }
+    return -1;
+}
+
+int spec_draft_open(const char *path, const run_common *c, const pocketllm_model *target, uint32_t n_ctx,
+                    spec_draft *d, const char *cmd) {
+    memset(d, 0, sizeof *d);
+    pocketllm_model_params mp = pocketllm_model_default_params();
+    mp.n_threads = (int)c->n_threads;
+    int rc = cli_device_params(cmd, &c->device, &mp);
+    if (rc) return rc;
+    pocketllm_status st = pocketllm_model_open(path, &mp, &d->model);
+    if (st) return cli_error(cmd, "--draft %s: %s", path, pocketllm_last_error());
+    d->n_vocab = pocketllm_model_n_vocab(d->model);
+    const int32_t nt = pocketllm_model_n_vocab(target);
+    int32_t bad = -1;
+    if (d->n_vocab != nt || pocketllm_token_bos(d->model) != pocketllm_token_bos(target) ||
+        pocketllm_token_eos(d->model) != pocketllm_token_eos(target) ||
+        (bad = first_different(d->model, target, nt)) >= 0) {
+        if (bad >= 0)
+            rc = cli_error(cmd, "--draft %s: its vocabulary is not the model's (token %d differs)", path, bad);
+        else
+            rc = cli_error(cmd, "--draft %s: its vocabulary is not the model's (%d tokens, BOS %d, EOS %d against %d, %d, %d)",
+                           path, d->n_vocab, pocketllm_token_bos(d->model), pocketllm_token_eos(d->model), nt,
+                           pocketllm_token_bos(target), pocketllm_token_eos(target));
+        spec_draft_close(d);
+        return rc;
+    }
+    pocketllm_session_params sp = pocketllm_session_default_params();
+    sp.n_ctx = n_ctx;
+    sp.n_batch = (uint32_t)c->n_batch;
+    sp.kv_type = c->kv_type;
+    sp.kv_type_v = c->kv_type_v;
+    sp.flash_attn = cli_flash_auto(c->flash_attn, c->kv_type, c->kv_type_v);
+    sp.n_threads = (int)c->n_threads;
+    if ((st = pocketllm_session_new(d->model, &sp, &d->s))) {
+        rc = cli_error(cmd, "--draft %s: %s", path, pocketllm_last_error());
+        spec_draft_close(d);
+        return rc;
+    }
+    return CLI_OK;
+}
+
+void spec_draft_close(spec_draft *d) {
+    pocketllm_session_free(d->s);
+    pocketllm_model_close(d->model);
+    memset(d, 0, sizeof *d);
+}
+
+static int32_t argmax(const float *x, int32_t n) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, int32_t *out, size_t max, size_t *k) {
+    *k = 0;
+    if (!max) return POCKETLLM_OK;
+    size_t seen = pocketllm_session_n_past(d->s);
+    pocketllm_status st;
+    /* it needs the logits after hist[n - 1]: evaluate that one again if
+     * it has seen it all */
+    if (seen >= n) {
+        if ((st = pocketllm_session_seq_truncate(d->s, 0, (uint32_t)(n - 1)))) return st;
+        seen = n - 1;
+    }
+    /* the ids the draft has not evaluated: the last one or two, or the
+     * whole prompt the first time */
+    if (seen < n && (st = pocketllm_session_eval(d->s, hist + seen, n - seen, 0))) return st;
+    if (n + max > pocketllm_session_n_ctx(d->s)) max = pocketllm_session_n_ctx(d->s) > n ? pocketllm_session_n_ctx(d->s) - n : 0;
+    for (size_t i = 0; i < max; i++) {
+        out[i] = argmax(pocketllm_session_logits(d->s, -1), d->n_vocab);
+        *k = i + 1;
+        if (i + 1 < max && (st = pocketllm_session_eval(d->s, &out[i], 1, 0))) return st;
+    }
+    return POCKETLLM_OK;
+}
+
+pocketllm_status spec_draft_keep(spec_draft *d, size_t n) {
+    if (pocketllm_session_n_past(d->s) <= n) return POCKETLLM_OK;
+    return pocketllm_session_seq_truncate(d->s, 0, (uint32_t)n);
+}

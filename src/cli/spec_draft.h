@@ -1,0 +1,41 @@
+/*
+ * spec_draft.h -- a draft model for speculative decoding (`run --draft M`):
+ * a smaller model with the target's vocabulary, on the same device, that
+ * proposes the next tokens greedily; the target verifies them in one
+ * batched pass (cmd_run.c's spec_generate).  The draft's session follows
+ * the target's history: before each draft it evaluates the ids it has not
+ * seen, and after each verification it forgets the rows the target did not
+ * keep.
+ */
+#ifndef PL_CLI_SPEC_DRAFT_H
+#define PL_CLI_SPEC_DRAFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pocketllm.h"
+#include "run_common.h"
+
+typedef struct spec_draft {
+    pocketllm_model *model;
+    pocketllm_session *s;
+    int32_t n_vocab;
+} spec_draft;
+
+/* Open the draft model at path with the target's device, threads and
+ * session settings (n_ctx positions), and check that it speaks the
+ * target's vocabulary: the same size, BOS and EOS, and the same text for
+ * every token.  0 or the exit code (the message printed). */
+int spec_draft_open(const char *path, const run_common *c, const pocketllm_model *target, uint32_t n_ctx,
+                    spec_draft *d, const char *cmd);
+void spec_draft_close(spec_draft *d);
+
+/* Up to max ids the draft model picks greedily after hist[0 .. n) (the
+ * last of them not yet evaluated by anyone); *k gets how many. */
+pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, int32_t *out, size_t max, size_t *k);
+
+/* The target kept the first n ids of the history: drop the draft's rows
+ * past them. */
+pocketllm_status spec_draft_keep(spec_draft *d, size_t n);
+
+#endif
