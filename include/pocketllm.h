@@ -405,6 +405,19 @@ POCKETLLM_API void pocketllm_sampler_free(pocketllm_sampler *s);
 POCKETLLM_API pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *logits, int32_t n_vocab,
                                                         int32_t *id);
 POCKETLLM_API void pocketllm_sampler_accept(pocketllm_sampler *s, int32_t id);
+/* (ABI 2.8) The distribution pocketllm_sampler_sample draws from for these
+ * logits, as n_vocab probabilities (0 for every id the chain removes; one
+ * 1 where greedy picks).  Uses no randomness. */
+POCKETLLM_API pocketllm_status pocketllm_sampler_probs(pocketllm_sampler *s, const float *logits, int32_t n_vocab,
+                                                       float *probs);
+/* (ABI 2.8) One step of speculative sampling's acceptance rule: the draft
+ * id was drawn from q (NULL: proposed for certain, as prompt lookup does);
+ * p is the target's distribution (pocketllm_sampler_probs).  *id = draft
+ * with probability min(1, p[draft] / q[draft]); otherwise an id drawn from
+ * max(0, p - q) renormalised, which is never the draft.  So the id that
+ * results is distributed as p, whatever q is. */
+POCKETLLM_API pocketllm_status pocketllm_sampler_spec_step(pocketllm_sampler *s, const float *p, const float *q,
+                                                           int32_t n_vocab, int32_t draft, int32_t *id);
 /* Forget the recorded ids and restart the generator from the seed. */
 POCKETLLM_API void pocketllm_sampler_reset(pocketllm_sampler *s);
 

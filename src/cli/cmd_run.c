@@ -149,9 +149,6 @@ static int parse(int argc, char **argv, run_opts *o) {
     if (o->n_images && !o->common.prompt) return cli_usage("run", "--image needs --prompt (not --ids)");
     const char *spec = o->lookup ? "--lookup" : o->draft ? "--draft" : NULL;
     if (o->lookup && o->draft) return cli_usage("run", "--lookup and --draft are two ways to draft: give one");
-    if (spec && o->sp.temperature > 0)
-        return cli_usage("run", "%s verifies drafts greedily: speculative sampling is not implemented yet (use "
-                                "--temperature 0)", spec);
     if (spec && (o->grammar_file || o->schema_file))
         return cli_usage("run", "%s does not go with --grammar / --json-schema yet", spec);
     if (o->draft && o->n_images) return cli_usage("run", "--draft does not go with --image / --audio yet");
@@ -279,33 +276,51 @@ static bool spec_take(const run_opts *o, const run_state *rs, pocketllm_sampler 
     return true;
 }
 
-/* The generation loop with speculative decoding (greedy): after each
- * token, ids drafted by prompt lookup (--lookup) or by the draft model
- * (--draft) follow it in one pass with every row's logits
- * kept; row j decides the token after the j-th, so the drafts are kept
- * while they are what greedy decoding picks, the first row that disagrees
- * gives the next token, and the cache is cut back to what was kept.  The
- * sampler sees the kept ids in order, as in the plain loop, so penalties
- * act the same.  gen receives the ids (the ending end-of-generation id
- * included); *context_full as in the plain loop. */
+/* The token row j of the verifying pass decides (row -1: the last): with
+ * a draft there (j < k) and sampling on, speculative sampling's rule --
+ * the draft kept with probability min(1, p/q), else a draw from the
+ * residual (p: the target's distribution at the row, into pbuf; q: the
+ * draft's, NULL for lookup's certain proposals); otherwise the sampler's
+ * own pick, which for greedy is the argmax either way. */
+static pocketllm_status verify_row(const run_opts *o, const run_state *rs, pocketllm_sampler *smp, int32_t row,
+                                   const int32_t *draft, const float *q, float *pbuf, int32_t *id) {
+    const float *logits = pocketllm_session_logits(rs->session, row);
+    if (!draft || o->sp.temperature <= 0) return pocketllm_sampler_sample(smp, logits, rs->n_vocab, id);
+    pocketllm_status st = pocketllm_sampler_probs(smp, logits, rs->n_vocab, pbuf);
+    return st ? st : pocketllm_sampler_spec_step(smp, pbuf, q, rs->n_vocab, *draft, id);
+}
+
+/* The generation loop with speculative decoding: after each token, ids
+ * drafted by prompt lookup (--lookup) or by the draft model (--draft)
+ * follow it in one pass with every row's logits kept; row j decides the
+ * token after the j-th (verify_row), so the drafts are kept while each is
+ * what that row decides -- for greedy, what plain decoding picks; sampled,
+ * by the acceptance rule, which leaves every token distributed as plain
+ * sampling's -- the first row that decides otherwise gives the next token,
+ * and the caches are cut back to what was kept.  The sampler sees the kept
+ * ids in order, as in the plain loop, so penalties act the same.  gen
+ * receives the ids (the ending end-of-generation id included);
+ * *context_full as in the plain loop. */
 static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_draft *dm, pocketllm_sampler *smp,
                                       pocketllm_detokenizer *detok, const int32_t *prompt, size_t n_prompt,
                                       int32_t *gen, size_t *n_gen, bool *context_full, spec_stats *ss) {
     pocketllm_session *s = rs->session;
     const uint32_t n_ctx = pocketllm_session_n_ctx(s);
-    const size_t cap = n_prompt + (size_t)o->n_predict + 1;
+    const size_t cap = n_prompt + (size_t)o->n_predict + 1, nv = (size_t)rs->n_vocab;
+    const bool sampled = o->sp.temperature > 0;
     int32_t *hist = malloc(cap * sizeof *hist), *batch = malloc(((size_t)o->draft_max + 1) * sizeof *batch);
-    if (!hist || !batch) {
-        free(hist);
-        free(batch);
-        return POCKETLLM_ERR_NO_MEMORY;
-    }
-    memcpy(hist, prompt, n_prompt * sizeof *hist);
+    /* sampled: the target's distribution at a row, and the draft model's at each draft */
+    float *p = sampled ? malloc(nv * sizeof *p) : NULL;
+    float *q = sampled && dm->s ? malloc((size_t)o->draft_max * nv * sizeof *q) : NULL;
+    pocketllm_status st = POCKETLLM_OK;
+    if (!hist || !batch || (sampled && !p) || (sampled && dm->s && !q)) st = POCKETLLM_ERR_NO_MEMORY;
     size_t n_hist = n_prompt;
-    pocketllm_status st;
     int32_t id;
     *n_gen = 0;
-    st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, -1), rs->n_vocab, &id);
+    if (!st) {
+        memcpy(hist, prompt, n_prompt * sizeof *hist);
+        st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, -1), rs->n_vocab, &id);
+    }
     /* id is the next token of the output */
     while (!st && spec_take(o, rs, smp, detok, id, gen, n_gen, hist, &n_hist, &st)) {
         const uint32_t base = pocketllm_session_n_past(s);
@@ -319,7 +334,7 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_dra
         if (max > room) max = room;
         if (max > ctx_room) max = ctx_room;
         size_t k = 0;
-        if (dm->s) st = spec_draft_next(dm, hist, n_hist, batch + 1, max, &k);
+        if (dm->s) st = spec_draft_next(dm, hist, n_hist, batch + 1, max, &k, q);
         else if (max) k = pocketllm_lookup_draft(hist, n_hist, 1, (int)o->lookup, batch + 1, max);
         if (st) break;
         if (k < (size_t)o->draft_min) k = 0;
@@ -330,14 +345,14 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_dra
         /* row j: the logits after id and the first j drafts */
         size_t j = 0;
         bool done = false;
-        st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, k ? 0 : -1), rs->n_vocab, &id);
+        st = verify_row(o, rs, smp, k ? 0 : -1, k ? &batch[1] : NULL, q, p, &id);
         while (!st && j < k && id == batch[1 + j]) {
             if (!spec_take(o, rs, smp, detok, id, gen, n_gen, hist, &n_hist, &st)) {
                 done = !st;
                 break;
             }
             j++;
-            st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, (int32_t)j), rs->n_vocab, &id);
+            st = verify_row(o, rs, smp, (int32_t)j, j < k ? &batch[1 + j] : NULL, q ? q + j * nv : NULL, p, &id);
         }
         ss->accepted += j + (done ? 1 : 0);
         if (st || done) break;
@@ -347,6 +362,8 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_dra
     }
     free(hist);
     free(batch);
+    free(p);
+    free(q);
     return st;
 }
 
@@ -363,7 +380,8 @@ int cmd_run(int argc, char **argv) {
     if ((rc = run_common_open(&o.common, &rs, "run"))) return rc;
     spec_draft dm;
     memset(&dm, 0, sizeof dm);
-    if (o.draft && (rc = spec_draft_open(o.draft, &o.common, rs.model, pocketllm_session_n_ctx(rs.session), &dm, "run"))) {
+    if (o.draft && (rc = spec_draft_open(o.draft, &o.common, rs.model, pocketllm_session_n_ctx(rs.session),
+                                         o.sp.temperature > 0 ? &o.sp : NULL, &dm, "run"))) {
         run_common_close(&rs);
         return rc;
     }

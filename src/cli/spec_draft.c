@@ -25,7 +25,7 @@ static int32_t first_different(const pocketllm_model *a, const pocketllm_model *
 }
 
 int spec_draft_open(const char *path, const run_common *c, const pocketllm_model *target, uint32_t n_ctx,
-                    spec_draft *d, const char *cmd) {
+                    const pocketllm_sampler_params *sp_in, spec_draft *d, const char *cmd) {
     memset(d, 0, sizeof *d);
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = (int)c->n_threads;
@@ -60,10 +60,20 @@ int spec_draft_open(const char *path, const run_common *c, const pocketllm_model
         spec_draft_close(d);
         return rc;
     }
+    if (sp_in) {
+        pocketllm_sampler_params dp = *sp_in;
+        dp.seed ^= 0x9e3779b97f4a7c15ull; /* its own draws, still reproducible from the seed */
+        if ((st = pocketllm_sampler_new(&dp, &d->smp))) {
+            rc = cli_error(cmd, "--draft: %s", pocketllm_last_error());
+            spec_draft_close(d);
+            return rc;
+        }
+    }
     return CLI_OK;
 }
 
 void spec_draft_close(spec_draft *d) {
+    pocketllm_sampler_free(d->smp);
     pocketllm_session_free(d->s);
     pocketllm_model_close(d->model);
     memset(d, 0, sizeof *d);
@@ -76,7 +86,8 @@ static int32_t argmax(const float *x, int32_t n) {
     return best;
 }
 
-pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, int32_t *out, size_t max, size_t *k) {
+pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, int32_t *out, size_t max, size_t *k,
+                                 float *q) {
     *k = 0;
     if (!max) return POCKETLLM_OK;
     size_t seen = pocketllm_session_n_past(d->s);
@@ -92,7 +103,15 @@ pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, i
     if (seen < n && (st = pocketllm_session_eval(d->s, hist + seen, n - seen, 0))) return st;
     if (n + max > pocketllm_session_n_ctx(d->s)) max = pocketllm_session_n_ctx(d->s) > n ? pocketllm_session_n_ctx(d->s) - n : 0;
     for (size_t i = 0; i < max; i++) {
-        out[i] = argmax(pocketllm_session_logits(d->s, -1), d->n_vocab);
+        const float *l = pocketllm_session_logits(d->s, -1);
+        if (d->smp) {
+            /* drawn from exactly the distribution handed to the verifier */
+            if ((st = pocketllm_sampler_probs(d->smp, l, d->n_vocab, q + i * (size_t)d->n_vocab)) ||
+                (st = pocketllm_sampler_sample(d->smp, l, d->n_vocab, &out[i])))
+                return st;
+        } else {
+            out[i] = argmax(l, d->n_vocab);
+        }
         *k = i + 1;
         if (i + 1 < max && (st = pocketllm_session_eval(d->s, &out[i], 1, 0))) return st;
     }

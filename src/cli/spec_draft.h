@@ -20,19 +20,25 @@ typedef struct spec_draft {
     pocketllm_model *model;
     pocketllm_session *s;
     int32_t n_vocab;
+    pocketllm_sampler *smp; /* sampled drafting: its own sampler (no penalties history), or NULL: greedy */
 } spec_draft;
 
 /* Open the draft model at path with the target's device, threads and
  * session settings (n_ctx positions), and check that it speaks the
  * target's vocabulary: the same size, BOS and EOS, and the same text for
- * every token.  0 or the exit code (the message printed). */
+ * every token.  sp: the sampling of a sampled run (the draft draws with
+ * the same chain and a seed of its own), or NULL for greedy.  0 or the
+ * exit code (the message printed). */
 int spec_draft_open(const char *path, const run_common *c, const pocketllm_model *target, uint32_t n_ctx,
-                    spec_draft *d, const char *cmd);
+                    const pocketllm_sampler_params *sp, spec_draft *d, const char *cmd);
 void spec_draft_close(spec_draft *d);
 
-/* Up to max ids the draft model picks greedily after hist[0 .. n) (the
- * last of them not yet evaluated by anyone); *k gets how many. */
-pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, int32_t *out, size_t max, size_t *k);
+/* Up to max ids the draft model picks after hist[0 .. n) (the last of
+ * them not yet evaluated by anyone): greedily, or drawn by its sampler, in
+ * which case q receives the distribution each was drawn from (n_vocab
+ * floats per id).  *k gets how many. */
+pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, int32_t *out, size_t max, size_t *k,
+                                 float *q);
 
 /* The target kept the first n ids of the history: drop the draft's rows
  * past them. */

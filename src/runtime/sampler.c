@@ -148,8 +148,12 @@ static void apply_penalties(pocketllm_sampler *s) {
     }
 }
 
-pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *logits, int32_t n_vocab, int32_t *id) {
-    if (!s || !logits || !id || n_vocab < 1) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_sample: bad argument");
+/* The chain up to the draw: penalties, then greedy (*greedy set: the id
+ * in *id) or top-k, min-p, top-p and temperature, leaving the n weighted
+ * survivors in s->wc (in the sorted order when *sorted) and their sum. */
+static pocketllm_status chain(pocketllm_sampler *s, const float *logits, int32_t n_vocab, bool *greedy, int32_t *id,
+                              size_t *n_out, bool *sorted_out, double *sum_out) {
+    if (!s || !logits || n_vocab < 1) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_sample: bad argument");
     if (n_vocab != s->n_vocab) {
         cand *c = realloc(s->c, (size_t)n_vocab * sizeof *c);
         if (c) s->c = c;
@@ -184,8 +188,10 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
         for (size_t i = 1; i < n; i++)
             if (c[i].logit > c[best].logit) best = i;
         *id = c[best].id;
+        *greedy = true;
         return POCKETLLM_OK;
     }
+    *greedy = false;
     if (p->top_k > 0 && (size_t)p->top_k < n) {
         select_top(c, n, (size_t)p->top_k);
         n = (size_t)p->top_k;
@@ -228,7 +234,77 @@ pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *log
         wc[i] = (pl_wcand){exp(((double)c[i].logit - (double)max) / (double)p->temperature), c[i].logit, c[i].id};
         sum += wc[i].w;
     }
+    *n_out = n;
+    *sorted_out = sorted;
+    *sum_out = sum;
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pocketllm_sampler_sample(pocketllm_sampler *s, const float *logits, int32_t n_vocab, int32_t *id) {
+    if (!id) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_sample: bad argument");
+    bool greedy, sorted;
+    size_t n;
+    double sum;
+    pocketllm_status st = chain(s, logits, n_vocab, &greedy, id, &n, &sorted, &sum);
+    if (st || greedy) return st;
+    pl_wcand *wc = s->wc;
     const double r = pl_rng_uniform_f64(&s->rng) * sum;
     *id = wc[sorted ? pl_draw_walk(wc, n, r) : pl_draw_select(wc, n, r)].id;
+    return POCKETLLM_OK;
+}
+
+pocketllm_status pocketllm_sampler_probs(pocketllm_sampler *s, const float *logits, int32_t n_vocab, float *probs) {
+    if (!probs) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_probs: bad argument");
+    bool greedy, sorted;
+    size_t n;
+    double sum;
+    int32_t id;
+    pocketllm_status st = chain(s, logits, n_vocab, &greedy, &id, &n, &sorted, &sum);
+    if (st) return st;
+    memset(probs, 0, (size_t)n_vocab * sizeof *probs);
+    if (greedy) {
+        probs[id] = 1.0f;
+        return POCKETLLM_OK;
+    }
+    for (size_t i = 0; i < n; i++) probs[s->wc[i].id] = (float)(s->wc[i].w / sum);
+    return POCKETLLM_OK;
+}
+
+/* The residual draw of speculative sampling: from max(0, p - q),
+ * normalised (q NULL: the point mass on the draft), walked in id order;
+ * when nothing is left (p <= q everywhere, by rounding) from p itself. */
+static int32_t draw_residual(pocketllm_sampler *s, const float *p, const float *q, int32_t n, int32_t draft) {
+    double total = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        const double r = (double)p[i] - (q ? (double)q[i] : i == draft ? 1.0 : 0.0);
+        if (r > 0) total += r;
+    }
+    const bool plain = !(total > 0);
+    if (plain)
+        for (int32_t i = 0; i < n; i++) total += (double)p[i];
+    const double u = pl_rng_uniform_f64(&s->rng) * total;
+    double cum = 0.0;
+    int32_t last = -1;
+    for (int32_t i = 0; i < n; i++) {
+        double r = plain ? (double)p[i] : (double)p[i] - (q ? (double)q[i] : i == draft ? 1.0 : 0.0);
+        if (r <= 0) continue;
+        last = i;
+        cum += r;
+        if (u < cum) return i;
+    }
+    return last >= 0 ? last : draft;
+}
+
+pocketllm_status pocketllm_sampler_spec_step(pocketllm_sampler *s, const float *p, const float *q, int32_t n_vocab,
+                                             int32_t draft, int32_t *id) {
+    if (!s || !p || !id || n_vocab < 1 || draft < 0 || draft >= n_vocab)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "sampler_spec_step: bad argument");
+    const double pd = (double)p[draft], qd = q ? (double)q[draft] : 1.0;
+    /* accept with probability min(1, p/q) */
+    if (qd > 0 && (pd >= qd || pl_rng_uniform_f64(&s->rng) * qd < pd)) {
+        *id = draft;
+        return POCKETLLM_OK;
+    }
+    *id = draw_residual(s, p, q, n_vocab, draft);
     return POCKETLLM_OK;
 }

@@ -7,8 +7,10 @@
 # most argmaxes) and an unrelated model with the same vocabulary (a different
 # seed: drafts mostly rejected); several draft sizes, -n ending inside a kept
 # draft, a packed KV cache, the context filling up; the --timings line
-# counts what was drafted and kept; the refusals (another vocabulary,
-# sampling, a grammar, images, --lookup with it) say why.
+# counts what was drafted and kept; a sampled run is reproducible from its
+# seed; the refusals (another vocabulary, a grammar, --lookup with it) say
+# why.  That sampled speculation keeps plain sampling's distribution is
+# test_spec_sampling.sh.
 . "$(dirname "$0")/lib.sh"
 BIN=$PL_BIN
 STORIES=$PL_SHARED/models/stories260K.gguf
@@ -74,7 +76,12 @@ expect_grep "the context of 64 positions is full" "$PL_TMP/spec.err"
 # refusals
 expect_rc 1 "$BIN" run -m "$STORIES" -p "x" --draft "$PL_TMP/q16.gguf" && expect_grep "vocabulary is not the model's" "$PL_TMP/err"
 expect_rc 1 "$BIN" run -m "$STORIES" -p "x" --draft "$PL_TMP/missing.gguf" && expect_grep "missing.gguf" "$PL_TMP/err"
-expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --draft "$STORIES" --temperature 0.7 && expect_grep "speculative sampling" "$PL_TMP/err"
+# sampled: the same seed gives the same ids (the distribution is
+# test_spec_sampling.sh's)
+a=$("$BIN" run -m "$STORIES" -p "Once upon a time" -n 40 --print-ids --temperature 0.9 --seed 4 --draft "$PL_TMP/st_q8.gguf")
+b=$("$BIN" run -m "$STORIES" -p "Once upon a time" -n 40 --print-ids --temperature 0.9 --seed 4 --draft "$PL_TMP/st_q8.gguf")
+ok
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "sampled --draft with one seed gives two answers: '$a' '$b'"
 expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --draft "$STORIES" --lookup 2 && expect_grep "give one" "$PL_TMP/err"
 printf 'root ::= "a"\n' >"$PL_TMP/g.gbnf"
 expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --draft "$STORIES" --grammar "$PL_TMP/g.gbnf"
