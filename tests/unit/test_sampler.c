@@ -3,7 +3,9 @@
  * (top-k, top-p, min-p) on logits where the answer is known, the three
  * penalties worked by hand, the empirical distribution of a draw against
  * the softmax it should follow, temperature, seeding and reproducibility,
- * and refusal of bad parameters.
+ * and refusal of bad parameters.  pocketllm_sampler_probs against the
+ * draw it describes, and speculative sampling's step: the id it gives
+ * follows p whatever q proposed (empirically, within 5 standard errors).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -184,7 +186,70 @@ static void test_bad(void) {
     pocketllm_sampler_free(NULL);
 }
 
+/* probs: greedy one-hot at the sampled id; the softmax of l / T without
+ * filters; zero outside what top-k keeps; a sum of 1 */
+static void test_probs(void) {
+    float l[6] = {0.3f, 2.0f, -1.0f, 2.0f, 0.9f, -0.5f}, pr[6];
+    pocketllm_sampler *g = make(pocketllm_sampler_default_params());
+    CHECK(pocketllm_sampler_probs(g, l, 6, pr) == POCKETLLM_OK);
+    CHECK(pr[draw(g, l, 6)] == 1.0f && pr[1] == 1.0f); /* the lowest id of the tie */
+    pocketllm_sampler_free(g);
+    pocketllm_sampler *s = make(plain(2.0f, 5));
+    CHECK(pocketllm_sampler_probs(s, l, 6, pr) == POCKETLLM_OK);
+    double sum = 0, z = 0;
+    for (int i = 0; i < 6; i++) z += exp(l[i] / 2.0);
+    for (int i = 0; i < 6; i++) {
+        CHECK_MSG(fabs(pr[i] - exp(l[i] / 2.0) / z) < 1e-6, "probs[%d] %g", i, (double)pr[i]);
+        sum += pr[i];
+    }
+    CHECK(fabs(sum - 1) < 1e-6);
+    pocketllm_sampler_free(s);
+    pocketllm_sampler_params p = plain(1.0f, 5);
+    p.top_k = 3;
+    s = make(p);
+    CHECK(pocketllm_sampler_probs(s, l, 6, pr) == POCKETLLM_OK);
+    CHECK(pr[1] > 0 && pr[3] > 0 && pr[4] > 0 && pr[0] == 0 && pr[2] == 0 && pr[5] == 0);
+    /* the draw never leaves the support */
+    for (int i = 0; i < 500; i++) CHECK(pr[draw(s, l, 6)] > 0);
+    pocketllm_sampler_free(s);
+    CHECK(pocketllm_sampler_probs(NULL, l, 6, pr) == POCKETLLM_ERR_INVALID_ARGUMENT);
+}
+
+/* spec_step: draft drawn from q, then kept or replaced: the result follows
+ * p, for a q far from p and for lookup's certain proposal (q NULL) */
+static void test_spec_step(void) {
+    const float p[4] = {0.5f, 0.3f, 0.15f, 0.05f}, q[4] = {0.05f, 0.15f, 0.3f, 0.5f};
+    pocketllm_sampler *s = make(plain(1.0f, 7)), *d = make(plain(1.0f, 8));
+    const float lq[4] = {logf(q[0]), logf(q[1]), logf(q[2]), logf(q[3])};
+    const int n = 40000;
+    for (int mode = 0; mode < 2; mode++) {
+        int seen[4] = {0};
+        for (int i = 0; i < n; i++) {
+            const int32_t x = mode == 0 ? draw(d, lq, 4) : 3; /* lookup: always proposes 3 */
+            int32_t id = -1;
+            CHECK(pocketllm_sampler_spec_step(s, p, mode == 0 ? q : NULL, 4, x, &id) == POCKETLLM_OK);
+            seen[id]++;
+        }
+        for (int i = 0; i < 4; i++) {
+            const double se = sqrt(p[i] * (1 - p[i]) / n);
+            CHECK_MSG(fabs((double)seen[i] / n - p[i]) <= 5 * se, "mode %d id %d: %.4f vs %.4f", mode, i,
+                      (double)seen[i] / n, (double)p[i]);
+        }
+    }
+    /* p == q: always kept; p zero at the draft: never */
+    int32_t id;
+    for (int i = 0; i < 100; i++) {
+        CHECK(pocketllm_sampler_spec_step(s, p, p, 4, i % 4, &id) == POCKETLLM_OK && id == i % 4);
+        const float z[4] = {0.0f, 0.5f, 0.5f, 0.0f};
+        CHECK(pocketllm_sampler_spec_step(s, z, q, 4, 3, &id) == POCKETLLM_OK && (id == 1 || id == 2));
+    }
+    CHECK(pocketllm_sampler_spec_step(s, p, q, 4, 4, &id) == POCKETLLM_ERR_INVALID_ARGUMENT);
+    pocketllm_sampler_free(s), pocketllm_sampler_free(d);
+}
+
 int main(void) {
+    test_probs();
+    test_spec_step();
     test_greedy();
     test_penalties();
     test_filters();
