@@ -120,6 +120,19 @@ static void act_q8_0(const float *src, void *dst, int64_t n) {
     }
 }
 
+/* q8_0 blocks to f32: d * q, the reference's product (a KV cache's V rows
+ * are decoded through it) */
+static void to_float_q8_0(const void *src, float *dst, int64_t n) {
+    const pl_block_q8_0 *b = src;
+    for (int64_t i = 0; i < n / 32; i++) {
+        const __m256 d = _mm256_set1_ps(_cvtsh_ss(b[i].d));
+        for (int k = 0; k < 32; k += 8) {
+            const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b[i].qs + k)));
+            _mm256_storeu_ps(dst + i * 32 + k, _mm256_mul_ps(d, _mm256_cvtepi32_ps(q)));
+        }
+    }
+}
+
 static void act_q8_1(const float *src, void *dst, int64_t n) {
     pl_block_q8_1 *b = dst;
     for (int64_t i = 0; i < n / 32; i++) {
@@ -190,6 +203,7 @@ void pl_quant_fill_avx2(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_BF16].vec_dot = dot_bf16;
     set_dot(&t[PL_TYPE_Q8_0], dot_q8_0, dot_q8_0_tile, 1, PL_Q8_0_COLS);
     t[PL_TYPE_Q8_0].act_from_float = act_q8_0;
+    t[PL_TYPE_Q8_0].to_float = to_float_q8_0;
     t[PL_TYPE_Q8_1].act_from_float = act_q8_1;
     t[PL_TYPE_Q8_K].act_from_float = act_q8_K_avx2;
     t[PL_TYPE_Q4_0].vec_dot = dot_q4_0_avx2;

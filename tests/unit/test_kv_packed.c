@@ -5,7 +5,8 @@
  * cache type (the reference encoders are checked against llama.cpp's by
  * tests/oracle/test_kv_quant.sh), and attention over every K type x V type
  * (default path: V in f32, f16 or bf16; flash: any V) agrees with
- * pl_ref_attention, the same bits whatever the thread count.  Also: the
+ * pl_ref_attention, the same bits whatever the thread count and whether
+ * a query comes in a batch or alone.  Also: the
  * type table (names, what heads a type fits, row bytes) and the refusals.
  */
 #include <math.h>
@@ -123,6 +124,19 @@ static void check_pair(uint32_t kt, uint32_t vt, bool flash) {
                               v->nt, pl_type_get(kt)->name, pl_type_get(vt)->name);
                 memcpy(y1, y, (size_t)all * sizeof(float));
                 prev_isa = v->isa;
+                /* a batched pass gives each query the bits of that query
+                 * alone (flash takes blocks of queries in a prefill) */
+                if (n_tok > 1 && v->nt == 1) {
+                    float *one = rnd(nh * hd, 0, 0);
+                    for (int64_t t = 0; t < n_tok; t++) {
+                        v->c->ops->attention(v->c, &ap, q + t * nh * hd, k, vc, 1, pos0 + t, one);
+                        CHECK_MSG(!memcmp(one, y + t * nh * hd, (size_t)(nh * hd) * sizeof(float)),
+                                  "%s: K %s V %s%s token %lld of %lld: batched differs from alone", v->isa,
+                                  pl_type_get(kt)->name, pl_type_get(vt)->name, flash ? " flash" : "", (long long)t,
+                                  (long long)n_tok);
+                    }
+                    free(one);
+                }
             }
             free(kf), free(vf), free(k), free(vc), free(q), free(r), free(y), free(y1);
         }

@@ -11,7 +11,9 @@
  * rounds the softmax weights to V's type (f32, f16, bf16); flash keeps an
  * f16 V's sum in f16 and any other V's in f32, a row decoded at a time.
  * Work is split over (KV head, token, query head) units as in
- * cpu_attention.c, each thread in its own slice of the attention scratch:
+ * cpu_attention.c -- a prefill's flash over blocks of queries instead (see
+ * packed_flash_block) -- each thread in its own slice of the attention
+ * scratch:
  * the scores (n_ctx floats), then q in K's vec_dot type (at most 4 bytes a
  * value), then one decoded row (f32, or a K row in f16 for flash on an f32
  * K) -- 8 bytes a head value in all, what reserve() gives.
@@ -119,12 +121,138 @@ static void packed_flash_values(const packed_job *j, int64_t kvh, int64_t n_kv, 
             }
         } else {
             j->vk->to_float(vr, vf, hd);
-            for (int64_t d = 0; d < hd; d++) o[d] = fmaf(vf[d], vs, o[d]);
+            isa->axpy_f32(vs, vf, o, hd);
         }
         S = S * ms + vs;
     }
     const float inv = S == 0.0f ? 0.0f : 1.0f / S;
     for (int64_t d = 0; d < hd; d++) o[d] *= inv;
+}
+
+/* ---- flash over a block of queries ---------------------------------------
+ * The queries of one KV head -- the heads of its group, and in a prefill
+ * several tokens -- read the same rows: each V row is decoded (an f32 row
+ * converted) once for the block instead of once per query, and each query
+ * folds the rows it sees in position order with the same operations as
+ * packed_flash_values -- only the loops are interchanged, so the bits are
+ * the one-query path's.  The thread's scratch holds a decoded row (4 bytes
+ * a value), a K row in f16 (2) and the block's q in K's vec_dot type (at
+ * most 4 each). */
+#define PL_PACKED_QB 16
+#define PL_PACKED_CHUNK 32
+
+static int64_t block_queries(const packed_job *j) {
+    const int64_t hd = j->ap->head_dim;
+    const int64_t room = ((int64_t)j->cc->attn_stride - 6 * hd - 64) / (4 * hd);
+    return room < PL_PACKED_QB ? room : PL_PACKED_QB;
+}
+
+/* Tokens t0 .. t0+nt-1 x heads h0 .. h0+nh-1 of KV head kvh (nt * nh <=
+ * PL_PACKED_QB queries). */
+static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int64_t nt, int64_t h0, int64_t nh,
+                               uint8_t *mine) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, nq = nt * nh;
+    float *vf = (float *)mine;
+    uint16_t *k16 = (uint16_t *)(mine + (size_t)hd * 4), *v16 = (uint16_t *)vf;
+    uint8_t *qc = mine + (size_t)hd * 6 + 32;
+    const size_t qstride = (size_t)hd * 4;
+    const bool f16 = j->vt == PL_TYPE_F16, k_as_16 = j->kt != ap->k_type, v_as_16 = f16 && ap->v_type == PL_TYPE_F32;
+    float *o[PL_PACKED_QB], M[PL_PACKED_QB], S[PL_PACKED_QB];
+    int64_t len[PL_PACKED_QB]; /* rows each query sees */
+    int64_t rows = 0;
+    for (int64_t i = 0; i < nq; i++) {
+        const int64_t t = t0 + i / nh, h = h0 + i % nh;
+        j->qk->act_from_float(j->q + (t * ap->n_head + h) * hd, qc + (size_t)i * qstride, hd);
+        o[i] = j->out + (t * ap->n_head + h) * hd;
+        memset(o[i], 0, (size_t)hd * sizeof(float));
+        M[i] = -INFINITY, S[i] = 0.0f;
+        len[i] = kv_len(j, t);
+        rows = len[i] > rows ? len[i] : rows;
+    }
+    const char *k0 = j->k + (size_t)kvh * j->k_head, *v0 = j->v + (size_t)kvh * j->v_head;
+    /* the scores of PL_PACKED_CHUNK rows at a time, by the rows kernel
+     * where the tier has one (the same bits as vec_dot row by row) */
+    float sc[PL_PACKED_QB][PL_PACKED_CHUNK];
+    for (int64_t p = 0; p < rows; p++) {
+        const int64_t c = p % PL_PACKED_CHUNK;
+        if (c == 0 && !k_as_16) {
+            const int64_t n = rows - p < PL_PACKED_CHUNK ? rows - p : PL_PACKED_CHUNK;
+            for (int64_t i = 0; i < nq; i++) {
+                const int64_t ni = len[i] - p < n ? len[i] - p : n;
+                const uint8_t *qi = qc + (size_t)i * qstride;
+                int64_t r = 0;
+                if (j->kk->vec_dot_rows)
+                    for (; r + j->kk->dot_rows <= ni; r += j->kk->dot_rows)
+                        j->kk->vec_dot_rows(hd, k0 + (size_t)(p + r) * j->k_row, j->k_row, qi, 0, &sc[i][r], 0);
+                for (; r < ni; r++) sc[i][r] = j->kk->vec_dot(hd, k0 + (size_t)(p + r) * j->k_row, qi);
+            }
+        }
+        const char *kr = k0 + (size_t)p * j->k_row, *vr = v0 + (size_t)p * j->v_row;
+        if (k_as_16) {
+            j->f16k->act_from_float((const float *)kr, k16, hd);
+            kr = (const char *)k16;
+        }
+        if (v_as_16) {
+            j->f16k->act_from_float((const float *)vr, v16, hd);
+            vr = (const char *)v16;
+        } else if (!f16) {
+            j->vk->to_float(vr, vf, hd);
+        }
+        for (int64_t i = 0; i < nq; i++) {
+            if (p >= len[i]) continue; /* causal: a later row than the query's own */
+            float ms, vs;
+            const float si = (k_as_16 ? j->kk->vec_dot(hd, kr, qc + (size_t)i * qstride) : sc[i][c]) * ap->scale;
+            float *oi = o[i];
+            if (pl_flash_step(si, &M[i], &ms, &vs)) {
+                if (!f16)
+                    for (int64_t d = 0; d < hd; d++) oi[d] *= ms;
+                else if (isa->scale_round_f16) isa->scale_round_f16(oi, ms, oi, hd);
+                else
+                    for (int64_t d = 0; d < hd; d++) oi[d] = pl_f16_to_f32(pl_f32_to_f16(oi[d] * ms));
+            }
+            if (!f16) {
+                isa->axpy_f32(vs, vf, oi, hd);
+            } else if (isa->mad_round_f16) {
+                isa->mad_round_f16(vs, (const uint16_t *)vr, oi, hd);
+            } else {
+                const uint16_t *v = (const uint16_t *)vr;
+                for (int64_t d = 0; d < hd; d++) oi[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(v[d]), vs, oi[d])));
+            }
+            S[i] = S[i] * ms + vs;
+        }
+    }
+    for (int64_t i = 0; i < nq; i++) {
+        const float inv = S[i] == 0.0f ? 0.0f : 1.0f / S[i];
+        for (int64_t d = 0; d < hd; d++) o[i][d] *= inv;
+    }
+}
+
+/* The blocks: per KV head, its group's heads in chunks of nh, tokens in
+ * blocks of nt (nt * nh <= the queries the scratch holds). */
+typedef struct {
+    const packed_job *j;
+    int64_t nh, nt;
+} block_job;
+
+static void block_run(void *ctx, int chunk, int n_chunks, int thread) {
+    const block_job *b = ctx;
+    const packed_job *j = b->j;
+    const pl_attn_params *ap = j->ap;
+    const int64_t group = ap->n_head / ap->n_head_kv, hchunks = (group + b->nh - 1) / b->nh;
+    const int64_t tblocks = (j->n_tok + b->nt - 1) / b->nt, per_kv = tblocks * hchunks;
+    uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
+    long long lo, hi;
+    pl_pool_split(ap->n_head_kv * per_kv, chunk, n_chunks, &lo, &hi);
+    for (int64_t k = lo; k < hi; k++) {
+        /* KV head, then token block, then head chunk: consecutive units
+         * read the same rows */
+        const int64_t kvh = k / per_kv, tb = k % per_kv / hchunks, hc = k % hchunks;
+        const int64_t t0 = tb * b->nt, nt = j->n_tok - t0 < b->nt ? j->n_tok - t0 : b->nt;
+        const int64_t h0 = kvh * group + hc * b->nh, nh = group - hc * b->nh < b->nh ? group - hc * b->nh : b->nh;
+        packed_flash_block(j, kvh, t0, nt, h0, nh, mine);
+    }
 }
 
 static void packed_run(void *ctx, int chunk, int n_chunks, int thread) {
@@ -173,5 +301,13 @@ void pl_cpu_attention_packed(pl_compute *c, const pl_attn_params *ap, const floa
         pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
         return;
     }
-    pl_cpu_parallel(cc, packed_run, &j, n_tok * ap->n_head * (ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok) * hd);
+    const int64_t work = n_tok * ap->n_head * (ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok) * hd;
+    const int64_t qb = block_queries(&j), group = ap->n_head / ap->n_head_kv;
+    if (ap->flash && qb >= 2 && (n_tok > 1 || group > 1)) {
+        block_job b = {&j, group < qb ? group : qb, 0};
+        b.nt = qb / b.nh;
+        pl_cpu_parallel(cc, block_run, &b, work);
+        return;
+    }
+    pl_cpu_parallel(cc, packed_run, &j, work);
 }
