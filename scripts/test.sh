@@ -46,7 +46,7 @@ else
   # emulated tests run on the CPU; scripts/build-aarch64.sh builds it by default)
   # and only the binaries the emulated tests run, for the suite's time
   PL_AARCH64_VULKAN=OFF PL_AARCH64_TARGETS="pocketllm_cli pl_vision_encode pl_audio_tower test_quant_kernels test_ops test_cpu_tier test_matmul_batch test_moe_ops
-    pl_tok_tool pl_tok_gen" bash scripts/build-aarch64.sh
+    test_kv_packed pl_tok_tool pl_tok_gen" bash scripts/build-aarch64.sh
 fi
 step "release tests"
 (cd build && ctest --output-on-failure -j "$JOBS")

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/arm64_lib.sh"
 
-for f in pocketllm libpocketllm.so test_quant_kernels test_ops test_cpu_tier test_matmul_batch test_moe_ops; do
+for f in pocketllm libpocketllm.so test_quant_kernels test_ops test_cpu_tier test_matmul_batch test_moe_ops test_kv_packed; do
     ok
     file -L "$ARM_BUILD/$f" | grep -q "ARM aarch64" || fail "$ARM_BUILD/$f is not an AArch64 binary: $(file -L "$ARM_BUILD/$f")"
 done
@@ -36,7 +36,7 @@ EOF_TIERS
 # (PL_TEST_EMULATED: test_ops leaves out its tower-sized attention case,
 # minutes under qemu for kernels its smaller cases run on every tile)
 for cpu in "$ARM_CPU_NEON" "$ARM_CPU_DOTPROD" "$ARM_CPU_I8MM"; do
-    for prog in test_quant_kernels test_ops test_matmul_batch test_moe_ops; do
+    for prog in test_quant_kernels test_ops test_matmul_batch test_moe_ops test_kv_packed; do
         t=$(arm_wrap "$cpu" "$prog" PL_TEST_EMULATED=1)
         if expect_rc 0 "$t"; then
             grep -h "^tier " "$PL_TMP/err" "$PL_TMP/out" | sed "s/^/$cpu $prog: /" >&2
