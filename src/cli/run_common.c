@@ -120,6 +120,17 @@ static pocketllm_status tokenize(pocketllm_model *m, const char *text, int32_t *
     return POCKETLLM_OK;
 }
 
+pocketllm_session_params run_common_session_params(const run_common *c, uint32_t n_ctx) {
+    pocketllm_session_params sp = pocketllm_session_default_params();
+    sp.n_ctx = n_ctx;
+    sp.n_batch = (uint32_t)c->n_batch;
+    sp.kv_type = c->kv_type;
+    sp.kv_type_v = c->kv_type_v;
+    sp.flash_attn = cli_flash_auto(c->flash_attn, c->kv_type, c->kv_type_v);
+    sp.n_threads = (int)c->n_threads;
+    return sp;
+}
+
 int run_common_open(const run_common *c, run_state *s, const char *cmd) {
     memset(s, 0, sizeof *s);
     pocketllm_model_params mp = pocketllm_model_default_params();
@@ -142,13 +153,7 @@ int run_common_open(const run_common *c, run_state *s, const char *cmd) {
         run_common_close(s);
         return cli_error(cmd, "the prompt has no tokens");
     }
-    pocketllm_session_params sp = pocketllm_session_default_params();
-    sp.n_ctx = (uint32_t)c->n_ctx;
-    sp.n_batch = (uint32_t)c->n_batch;
-    sp.kv_type = c->kv_type;
-    sp.kv_type_v = c->kv_type_v;
-    sp.flash_attn = cli_flash_auto(c->flash_attn, c->kv_type, c->kv_type_v);
-    sp.n_threads = (int)c->n_threads;
+    pocketllm_session_params sp = run_common_session_params(c, (uint32_t)c->n_ctx);
     if ((st = pocketllm_session_new(s->model, &sp, &s->session))) {
         int rc = cli_lib_error(cmd, st);
         run_common_close(s);

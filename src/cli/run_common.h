@@ -40,6 +40,8 @@ int run_common_check(const run_common *c, const char *cmd);
  * the exit code (the message is printed). */
 int run_common_open(const run_common *c, run_state *s, const char *cmd);
 void run_common_close(run_state *s);
+/* The session the options ask for, of n_ctx positions (0: the model's). */
+pocketllm_session_params run_common_session_params(const run_common *c, uint32_t n_ctx);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);

@@ -48,13 +48,7 @@ int spec_draft_open(const char *path, const run_common *c, const pocketllm_model
         spec_draft_close(d);
         return rc;
     }
-    pocketllm_session_params sp = pocketllm_session_default_params();
-    sp.n_ctx = n_ctx;
-    sp.n_batch = (uint32_t)c->n_batch;
-    sp.kv_type = c->kv_type;
-    sp.kv_type_v = c->kv_type_v;
-    sp.flash_attn = cli_flash_auto(c->flash_attn, c->kv_type, c->kv_type_v);
-    sp.n_threads = (int)c->n_threads;
+    pocketllm_session_params sp = run_common_session_params(c, n_ctx);
     if ((st = pocketllm_session_new(d->model, &sp, &d->s))) {
         rc = cli_error(cmd, "--draft %s: %s", path, pocketllm_last_error());
         spec_draft_close(d);

@@ -12,6 +12,7 @@
 # why.  That sampled speculation keeps plain sampling's distribution is
 # test_spec_sampling.sh.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/spec_lib.sh"
 BIN=$PL_BIN
 STORIES=$PL_SHARED/models/stories260K.gguf
 [ -f "$STORIES" ] || { echo "FAIL: $STORIES is missing" >&2; exit 1; }
@@ -21,16 +22,6 @@ expect_rc 0 "$BIN" synth --quiet --shape small --type Q8_0 --seed 5 "$PL_TMP/q8.
 expect_rc 0 "$BIN" synth --quiet --shape small --type Q4_K_M --seed 5 "$PL_TMP/q4.gguf" || { done_testing; exit 1; }
 expect_rc 0 "$BIN" synth --quiet --shape small --type f16 --seed 6 "$PL_TMP/other.gguf" || { done_testing; exit 1; }
 
-# same MODEL PROMPT N ARGS... : --draft ARGS gives plain greedy's ids
-same() {
-    local model=$1 prompt=$2 n=$3
-    shift 3
-    "$BIN" run -m "$model" -p "$prompt" -n "$n" -t 1 --print-ids >"$PL_TMP/plain" 2>"$PL_TMP/plain.err"
-    "$BIN" run -m "$model" -p "$prompt" -n "$n" -t 1 --print-ids "$@" >"$PL_TMP/spec" 2>"$PL_TMP/spec.err"
-    ok
-    cmp -s "$PL_TMP/plain" "$PL_TMP/spec" ||
-        fail "$(basename "$model") '$prompt' -n $n $*: ids differ: $(tail -1 "$PL_TMP/plain" | head -c 200) vs $(tail -1 "$PL_TMP/spec" | head -c 200) $(head -c 300 "$PL_TMP/spec.err")"
-}
 for p in "Once upon a time" "Lily and Ben were friends. They"; do
     for d in "$STORIES" "$PL_TMP/st_q8.gguf"; do
         same "$STORIES" "$p" 150 --draft "$d"

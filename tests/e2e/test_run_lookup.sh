@@ -7,22 +7,13 @@
 # --timings line counts kept drafts); and the refusals (a grammar, bad
 # counts) exit 2.  Sampled speculation: test_spec_sampling.sh.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/spec_lib.sh"
 BIN=$PL_BIN
 STORIES=$PL_SHARED/models/stories260K.gguf
 [ -f "$STORIES" ] || { echo "FAIL: $STORIES is missing" >&2; exit 1; }
 expect_rc 0 "$BIN" synth --quiet --shape tiny --type f16 --seed 5 "$PL_TMP/q16.gguf" || { done_testing; exit 1; }
 expect_rc 0 "$BIN" synth --quiet --shape tiny --type Q4_K_M --seed 5 "$PL_TMP/q4.gguf" || { done_testing; exit 1; }
 
-# same MODEL PROMPT N ARGS... : --lookup ARGS gives plain greedy's ids
-same() {
-    local model=$1 prompt=$2 n=$3
-    shift 3
-    "$BIN" run -m "$model" -p "$prompt" -n "$n" -t 1 --print-ids >"$PL_TMP/plain" 2>"$PL_TMP/plain.err"
-    "$BIN" run -m "$model" -p "$prompt" -n "$n" -t 1 --print-ids "$@" >"$PL_TMP/spec" 2>"$PL_TMP/spec.err"
-    ok
-    cmp -s "$PL_TMP/plain" "$PL_TMP/spec" ||
-        fail "$(basename "$model") '$prompt' -n $n $*: ids differ: $(tail -1 "$PL_TMP/plain" | head -c 200) vs $(tail -1 "$PL_TMP/spec" | head -c 200)"
-}
 REP="Lily and Ben were friends. Lily and Ben played in the park. Lily and Ben"
 for m in "$STORIES" "$PL_TMP/q16.gguf" "$PL_TMP/q4.gguf"; do
     for p in "Once upon a time" "$REP"; do
