@@ -10,13 +10,10 @@
  * rows kernel where the tier has one: the same bits); the default path
  * rounds the softmax weights to V's type (f32, f16, bf16); flash keeps an
  * f16 V's sum in f16 and any other V's in f32, a row decoded at a time.
- * Work is split over (KV head, token, query head) units as in
- * cpu_attention.c -- a prefill's flash over blocks of queries instead (see
- * packed_flash_block) -- each thread in its own slice of the attention
- * scratch:
- * the scores (n_ctx floats), then q in K's vec_dot type (at most 4 bytes a
- * value), then one decoded row (f32, or a K row in f16 for flash on an f32
- * K) -- 8 bytes a head value in all, what reserve() gives.
+ * The default path's work is split over (KV head, token, query head) units
+ * as in cpu_attention.c, flash's over blocks of queries sharing a KV head
+ * (packed_flash_block), each thread in its own slice of the attention
+ * scratch.
  */
 #include <math.h>
 #include <string.h>
@@ -43,18 +40,12 @@ typedef struct {
 
 static inline int64_t kv_len(const packed_job *j, int64_t t) { return j->ap->n_kv > 0 ? j->ap->n_kv : j->pos0 + t + 1; }
 
-/* w[p] = scale * q . K row p of KV head kvh, for the rows token t sees. */
-static void packed_scores(const packed_job *j, int64_t kvh, int64_t n_kv, const void *qc, float *w, uint16_t *krow16) {
+/* w[p] = scale * q . K row p of KV head kvh, for the rows token t sees
+ * (the default path: K is read in its own type). */
+static void packed_scores(const packed_job *j, int64_t kvh, int64_t n_kv, const void *qc, float *w) {
     const pl_attn_params *ap = j->ap;
     const int64_t hd = ap->head_dim;
     const char *k0 = j->k + (size_t)kvh * j->k_head;
-    if (j->kt != j->ap->k_type) { /* flash on an f32 K: each row through f16 */
-        for (int64_t p = 0; p < n_kv; p++) {
-            j->f16k->act_from_float((const float *)(k0 + (size_t)p * j->k_row), krow16, hd);
-            w[p] = j->kk->vec_dot(hd, krow16, qc) * ap->scale;
-        }
-        return;
-    }
     int64_t p = 0;
     if (j->kk->vec_dot_rows)
         for (; p + j->kk->dot_rows <= n_kv; p += j->kk->dot_rows)
@@ -87,63 +78,25 @@ static void packed_values(const packed_job *j, int64_t kvh, int64_t n_kv, float 
     }
 }
 
-/* The flash path's values: w folded in position order into a running
- * maximum and sum; an f16 V (or an f32 one read as f16) summed in f16
- * after every row, any other decoded to f32 (vf) and summed in f32. */
-static void packed_flash_values(const packed_job *j, int64_t kvh, int64_t n_kv, const float *w, float *vf, float *o) {
-    const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = j->ap->head_dim;
-    const char *v0 = j->v + (size_t)kvh * j->v_head;
-    const bool f16 = j->vt == PL_TYPE_F16, f32_as_16 = f16 && j->ap->v_type == PL_TYPE_F32;
-    uint16_t *v16 = (uint16_t *)vf;
-    float S = 0.0f, M = -INFINITY;
-    memset(o, 0, (size_t)hd * sizeof(float));
-    for (int64_t p = 0; p < n_kv; p++) {
-        float ms, vs;
-        const char *vr = v0 + (size_t)p * j->v_row;
-        if (pl_flash_step(w[p], &M, &ms, &vs)) {
-            if (!f16)
-                for (int64_t d = 0; d < hd; d++) o[d] *= ms;
-            else if (isa->scale_round_f16) isa->scale_round_f16(o, ms, o, hd);
-            else
-                for (int64_t d = 0; d < hd; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(o[d] * ms));
-        }
-        if (f16) {
-            if (f32_as_16) {
-                j->f16k->act_from_float((const float *)vr, v16, hd);
-                vr = (const char *)v16;
-            }
-            if (isa->mad_round_f16) {
-                isa->mad_round_f16(vs, (const uint16_t *)vr, o, hd);
-            } else {
-                const uint16_t *v = (const uint16_t *)vr;
-                for (int64_t d = 0; d < hd; d++) o[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(v[d]), vs, o[d])));
-            }
-        } else {
-            j->vk->to_float(vr, vf, hd);
-            isa->axpy_f32(vs, vf, o, hd);
-        }
-        S = S * ms + vs;
-    }
-    const float inv = S == 0.0f ? 0.0f : 1.0f / S;
-    for (int64_t d = 0; d < hd; d++) o[d] *= inv;
-}
-
-/* ---- flash over a block of queries ---------------------------------------
+/* ---- flash, over blocks of queries ---------------------------------------
  * The queries of one KV head -- the heads of its group, and in a prefill
  * several tokens -- read the same rows: each V row is decoded (an f32 row
- * converted) once for the block instead of once per query, and each query
- * folds the rows it sees in position order with the same operations as
- * packed_flash_values -- only the loops are interchanged, so the bits are
- * the one-query path's.  The thread's scratch holds a decoded row (4 bytes
- * a value), a K row in f16 (2) and the block's q in K's vec_dot type (at
- * most 4 each). */
+ * converted) once for the block instead of once per query.  Each query
+ * folds the rows it sees in position order into a running maximum and sum
+ * (an f16 V's sum rounded to f16 after every row, any other's in f32) by
+ * operations of its own, so its bits do not depend on the block it is in
+ * (a decode with one query per block is the same arithmetic).  The
+ * thread's scratch holds a decoded row (4 bytes a value), a K row in f16
+ * (2) and the block's q in K's vec_dot type (at most 4 each): at least one
+ * query's worth, as reserve() sizes it. */
 #define PL_PACKED_QB 16
 #define PL_PACKED_CHUNK 32
 
+/* Queries a block holds in the thread's scratch: reserve() leaves room
+ * for at least one, at most PL_PACKED_QB are taken. */
 static int64_t block_queries(const packed_job *j) {
     const int64_t hd = j->ap->head_dim;
-    const int64_t room = ((int64_t)j->cc->attn_stride - 6 * hd - 64) / (4 * hd);
+    const int64_t room = ((int64_t)j->cc->attn_stride - 6 * hd - 32) / (4 * hd);
     return room < PL_PACKED_QB ? room : PL_PACKED_QB;
 }
 
@@ -255,6 +208,8 @@ static void block_run(void *ctx, int chunk, int n_chunks, int thread) {
     }
 }
 
+/* The default path, one (token, head) at a time: the scores (n_ctx
+ * floats of the thread's scratch), then q in K's vec_dot type. */
 static void packed_run(void *ctx, int chunk, int n_chunks, int thread) {
     packed_job *j = ctx;
     const pl_attn_params *ap = j->ap;
@@ -262,7 +217,6 @@ static void packed_run(void *ctx, int chunk, int n_chunks, int thread) {
     uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
     float *w = (float *)mine;
     uint8_t *qc = mine + (size_t)j->cc->lim.n_ctx * 2 * sizeof(float); /* q: at most 4 bytes a value */
-    float *vf = (float *)(qc + (size_t)hd * 4);                          /* a decoded row */
     long long lo, hi;
     pl_pool_split(j->n_tok * ap->n_head, chunk, n_chunks, &lo, &hi);
     for (int64_t k = lo; k < hi; k++) {
@@ -270,10 +224,8 @@ static void packed_run(void *ctx, int chunk, int n_chunks, int thread) {
         const int64_t per_kv = j->n_tok * group, kvh = k / per_kv, t = k % per_kv / group, h = kvh * group + k % group;
         const int64_t n_kv = kv_len(j, t);
         j->qk->act_from_float(j->q + (t * ap->n_head + h) * hd, qc, hd);
-        packed_scores(j, kvh, n_kv, qc, w, (uint16_t *)vf);
-        float *o = j->out + (t * ap->n_head + h) * hd;
-        if (ap->flash) packed_flash_values(j, kvh, n_kv, w, vf, o);
-        else packed_values(j, kvh, n_kv, w, o);
+        packed_scores(j, kvh, n_kv, qc, w);
+        packed_values(j, kvh, n_kv, w, j->out + (t * ap->n_head + h) * hd);
     }
 }
 
@@ -302,8 +254,8 @@ void pl_cpu_attention_packed(pl_compute *c, const pl_attn_params *ap, const floa
         return;
     }
     const int64_t work = n_tok * ap->n_head * (ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok) * hd;
-    const int64_t qb = block_queries(&j), group = ap->n_head / ap->n_head_kv;
-    if (ap->flash && qb >= 2 && (n_tok > 1 || group > 1)) {
+    if (ap->flash) {
+        const int64_t qb = block_queries(&j), group = ap->n_head / ap->n_head_kv;
         block_job b = {&j, group < qb ? group : qb, 0};
         b.nt = qb / b.nh;
         pl_cpu_parallel(cc, block_run, &b, work);

@@ -20,7 +20,9 @@ typedef struct pl_cpu_compute {
     /* matmul: the activations converted to a weight's vec_dot type */
     void *act;
     size_t act_bytes;
-    /* attention: per thread, scores (n_ctx floats) and q in f16 */
+    /* attention: per thread, scores (2 n_ctx floats) and q in f16; a
+     * packed cache's flash block (cpu_attention_packed.c) takes 10 bytes a
+     * head value for its first query, the scores' room for more */
     void *attn;
     size_t attn_stride; /* bytes per thread */
     /* moe_ffn (cpu_moe_ffn.c), when the limits name experts: the grouping
