@@ -94,7 +94,7 @@ pocketllm_status spec_draft_next(spec_draft *d, const int32_t *hist, size_t n, i
     }
     /* the ids the draft has not evaluated: the last one or two, or the
      * whole prompt the first time */
-    if (seen < n && (st = pocketllm_session_eval(d->s, hist + seen, n - seen, 0))) return st;
+    if ((st = pocketllm_session_eval(d->s, hist + seen, n - seen, 0))) return st;
     if (n + max > pocketllm_session_n_ctx(d->s)) max = pocketllm_session_n_ctx(d->s) > n ? pocketllm_session_n_ctx(d->s) - n : 0;
     for (size_t i = 0; i < max; i++) {
         const float *l = pocketllm_session_logits(d->s, -1);

@@ -26,6 +26,7 @@
 #include "base/error.h"
 #include "base/strmap.h"
 #include "eval/fit_run.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 #include "runtime/kv_cache.h"
 #include "quantize/plan.h"
@@ -266,8 +267,9 @@ void pl_fit_plan_heap(const pl_fit_run *F, uint64_t *heap, uint64_t *session) {
     const pl_gguf *g = F->src;
     /* the session: K and V rows of every position, and a K and a V
      * pointer, per layer (runtime/session.c's sizes) */
-    const uint32_t vt = F->p->kv_type_v == POCKETLLM_KV_AS_K ? F->p->kv_type : F->p->kv_type_v;
-    const uint64_t kv = pl_kv_cache_bytes(F->p->kv_type, vt, 1, (int64_t)F->n_ctx, F->kv_dim) + 2 * sizeof(void *);
+    const uint64_t kv = pl_kv_cache_bytes(F->p->kv_type, pl_kv_v_type(F->p->kv_type, F->p->kv_type_v), 1,
+                                          (int64_t)F->n_ctx, F->kv_dim) +
+                        2 * sizeof(void *);
     /* the tensor table: an entry, its name and a slot of the name index
      * (held at most 3/4 full) per tensor of a layer */
     uint64_t table = 0;

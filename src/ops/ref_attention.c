@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "ops/ref.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 /* x rounded through a float cache type (f16, bf16) or kept (f32). */
@@ -69,8 +70,8 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
         (!ap->flash && tv->quantized))
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "attention: K %s / V %s caches are not supported here%s",
                        tk ? tk->name : "?", tv ? tv->name : "?", !ap->flash ? " (a quantized V needs flash attention)" : "");
-    const size_t k_row = (size_t)(kv_dim / tk->block * tk->bytes), v_row = (size_t)(kv_dim / tv->block * tv->bytes);
-    const size_t k_head = (size_t)(hd / tk->block * tk->bytes), v_head = (size_t)(hd / tv->block * tv->bytes);
+    const size_t k_row = (size_t)pl_kv_row_bytes(ap->k_type, kv_dim), v_row = (size_t)pl_kv_row_bytes(ap->v_type, kv_dim);
+    const size_t k_head = (size_t)pl_kv_row_bytes(ap->k_type, hd), v_head = (size_t)pl_kv_row_bytes(ap->v_type, hd);
     /* not causal (n_kv > 0): every query reads rows 0 .. n_kv-1 */
     const int64_t most = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok;
     float *w = malloc(sizeof(float) * (size_t)most);

@@ -38,4 +38,10 @@ pocketllm_status pl_kv_type_check(uint32_t type, int64_t head_dim, const char *w
 /* Bytes of one cache row of kv_dim values (kv_dim whole blocks). */
 uint64_t pl_kv_row_bytes(uint32_t type, int64_t kv_dim);
 
+/* The V cache's type from the params' pair (kv_type_v POCKETLLM_KV_AS_K:
+ * the K cache's). */
+static inline uint32_t pl_kv_v_type(uint32_t kv_type, uint32_t kv_type_v) {
+    return kv_type_v == POCKETLLM_KV_AS_K ? kv_type : kv_type_v;
+}
+
 #endif

@@ -273,10 +273,14 @@ pocketllm_status pocketllm_sampler_probs(pocketllm_sampler *s, const float *logi
 /* The residual draw of speculative sampling: from max(0, p - q),
  * normalised (q NULL: the point mass on the draft), walked in id order;
  * when nothing is left (p <= q everywhere, by rounding) from p itself. */
+static double residual(const float *p, const float *q, int32_t i, int32_t draft) {
+    return (double)p[i] - (q ? (double)q[i] : i == draft ? 1.0 : 0.0);
+}
+
 static int32_t draw_residual(pocketllm_sampler *s, const float *p, const float *q, int32_t n, int32_t draft) {
     double total = 0.0;
     for (int32_t i = 0; i < n; i++) {
-        const double r = (double)p[i] - (q ? (double)q[i] : i == draft ? 1.0 : 0.0);
+        const double r = residual(p, q, i, draft);
         if (r > 0) total += r;
     }
     const bool plain = !(total > 0);
@@ -286,7 +290,7 @@ static int32_t draw_residual(pocketllm_sampler *s, const float *p, const float *
     double cum = 0.0;
     int32_t last = -1;
     for (int32_t i = 0; i < n; i++) {
-        double r = plain ? (double)p[i] : (double)p[i] - (q ? (double)q[i] : i == draft ? 1.0 : 0.0);
+        const double r = plain ? (double)p[i] : residual(p, q, i, draft);
         if (r <= 0) continue;
         last = i;
         cum += r;

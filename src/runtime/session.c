@@ -170,7 +170,7 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     int64_t n_batch = p.n_batch ? (int64_t)p.n_batch : PL_DEFAULT_BATCH;
     if (n_batch > 65536) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "batch of %lld tokens is too large", (long long)n_batch);
     if (n_batch > n_ctx) n_batch = n_ctx;
-    const uint32_t k_type = p.kv_type, v_type = p.kv_type_v == POCKETLLM_KV_AS_K ? p.kv_type : p.kv_type_v;
+    const uint32_t k_type = p.kv_type, v_type = pl_kv_v_type(p.kv_type, p.kv_type_v);
     pocketllm_status kst;
     if ((kst = pl_kv_type_check(k_type, d->head_dim, "K")) || (kst = pl_kv_type_check(v_type, d->head_dim, "V")))
         return kst;

@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "quant/kernels.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 typedef struct {
@@ -239,8 +240,8 @@ void pl_cpu_attention_packed(pl_compute *c, const pl_attn_params *ap, const floa
     packed_job j = {.cc = cc, .ap = ap, .q = q, .k = k_cache, .v = v_cache, .n_tok = n_tok, .pos0 = pos0, .out = out,
                     .kt = kt, .vt = vt};
     if (tk && tv && tkt && hd % tk->block == 0 && hd % tv->block == 0) {
-        j.k_row = (size_t)(kv_dim / tk->block * tk->bytes), j.v_row = (size_t)(kv_dim / tv->block * tv->bytes);
-        j.k_head = (size_t)(hd / tk->block * tk->bytes), j.v_head = (size_t)(hd / tv->block * tv->bytes);
+        j.k_row = (size_t)pl_kv_row_bytes(ap->k_type, kv_dim), j.v_row = (size_t)pl_kv_row_bytes(ap->v_type, kv_dim);
+        j.k_head = (size_t)pl_kv_row_bytes(ap->k_type, hd), j.v_head = (size_t)pl_kv_row_bytes(ap->v_type, hd);
         j.kk = pl_quant_kernels_tier(kt, cc->qtier);
         j.vk = pl_quant_kernels_tier(ap->v_type, cc->qtier);
         j.qk = pl_quant_kernels_tier(tkt->vec_dot_type, cc->qtier);
