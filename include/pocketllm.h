@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define POCKETLLM_ABI_MAJOR 2
-#define POCKETLLM_ABI_MINOR 8
+#define POCKETLLM_ABI_MINOR 9
 
 /* ------------------------------------------------------------------ */
 /* Versions, status codes, errors                                      */
@@ -1152,6 +1152,13 @@ typedef struct pocketllm_fit_params {
     /* (ABI 2.8) */
     uint32_t kv_type_v;     /* as pocketllm_session_params (POCKETLLM_KV_AS_K = kv_type) */
     int flash_attn;         /* as pocketllm_session_params (a quantized V needs 1) */
+    /* (ABI 2.9) */
+    int kv_auto;            /* narrow the cache before the weights: a row whose session does
+                             * not fit with kv_type/kv_type_v is measured again with a q8_0
+                             * cache, then a q4_0 one (K and V, flash attention), and counts
+                             * with the first that fits -- the context is kept and the rung
+                             * too, at the cost of the cache's width.  The row's cache is in
+                             * the result's row_kv_k/row_kv_v.  Not with plan. */
 } pocketllm_fit_params;
 
 typedef struct pocketllm_fit_result {
@@ -1173,6 +1180,13 @@ typedef struct pocketllm_fit_result {
     uint32_t n_layer;       /* the source's layers */
     uint32_t plan_layers;   /* with plan: the layers the rows were computed for */
     int source_quantized;   /* the source was quantized: the rungs are requantized from it */
+    /* (ABI 2.9) the cache each row was measured (and scored) with, as
+     * POCKETLLM type ids; with kv_auto a narrower one than asked where the
+     * asked one did not fit, and row_asked_bytes[i] then the row's need
+     * with the asked cache (0 when the row kept it).  A row passed to
+     * on_row points into rows[], so its index is row - rows. */
+    uint32_t row_kv_k[16], row_kv_v[16];
+    uint64_t row_asked_bytes[16];
 } pocketllm_fit_result;
 
 POCKETLLM_API pocketllm_fit_params pocketllm_fit_default_params(void);

@@ -16,7 +16,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c
 
 # the ABI this binding is written against: major must match, minor at least
 ABI_MAJOR = 2
-ABI_MINOR = 8
+ABI_MINOR = 9
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -56,7 +56,7 @@ class PerplexityParams(Structure):
     _fields_ = [("n_ctx", c_uint32), ("max_chunks", c_uint32), ("kv_type", c_uint32), ("n_threads", c_int),
                 ("save_logits", c_char_p), ("save_type", c_uint32), ("kl_base", c_char_p),
                 ("progress", EVAL_PROGRESS), ("progress_user", c_void_p), ("kv_type_v", c_uint32),
-                ("flash_attn", c_int)]
+                ("flash_attn", c_int), ("kv_auto", c_int)]
 
 
 class PerplexityResult(Structure):
@@ -101,7 +101,7 @@ class FitParams(Structure):
                 ("on_row", FIT_ROW), ("progress", FIT_PROGRESS), ("user", c_void_p), ("device", c_char_p),
                 ("device_memory", c_uint64), ("mmproj", c_char_p), ("image_max_tokens", c_uint32),
                 ("plan", c_int), ("plan_layers", c_uint32), ("machine_memory", c_uint64), ("kv_type_v", c_uint32),
-                ("flash_attn", c_int)]
+                ("flash_attn", c_int), ("kv_auto", c_int)]
 
 
 class FitResult(Structure):
@@ -109,7 +109,8 @@ class FitResult(Structure):
                 ("rows", FitRow * 16), ("budget", c_uint64), ("vision_weights_bytes", c_uint64),
                 ("vision_image_bytes", c_uint64), ("vision_tokens", c_uint32), ("vision_square_side", c_uint32),
                 ("reference", c_int), ("machine_memory", c_uint64), ("n_layer", c_uint32),
-                ("plan_layers", c_uint32), ("source_quantized", c_int)]
+                ("plan_layers", c_uint32), ("source_quantized", c_int), ("row_kv_k", c_uint32 * 16),
+                ("row_kv_v", c_uint32 * 16), ("row_asked_bytes", c_uint64 * 16)]
 
 
 class CpuInfo(Structure):

@@ -55,17 +55,21 @@ def _size(memory) -> int:
 
 def fit(path: PathLike, memory: Union[int, str], out: Optional[PathLike] = None, n_ctx: int = 0,
         eval_text: Optional[str] = None, plan: bool = False, all: bool = False,
-        progress: Optional[Callable[[str], None]] = None) -> dict:
+        progress: Optional[Callable[[str], None]] = None, kv_auto: bool = False) -> dict:
     """Walk the width ladder (Q4_K_M, Q3_K_M, Q2_K, IQ2_XS, ...) for the best
     rung whose memory fits memory (bytes, or "4G"), as `pocketllm fit`
     does; out, when given, receives the chosen rung.  Returns {"chosen"
     (index, -1 when nothing fits), "recipe", "budget", "rows": [{"recipe",
-    "rung", "total_bytes", "fits", ...}]}."""
+    "rung", "total_bytes", "fits", "cache_type_k", "cache_type_v", ...}]}.
+    kv_auto narrows the KV cache (q8_0, then q4_0) before going down a
+    rung, as `pocketllm fit --kv auto`; a narrowed row's "asked_cache_bytes"
+    is its need with the f16 cache."""
     p = N.lib.pocketllm_fit_default_params()
     p.memory = _size(memory)
     p.n_ctx = n_ctx
     p.plan = int(plan)
     p.all = int(all)
+    p.kv_auto = int(kv_auto)
     text = eval_text.encode("utf-8") if eval_text is not None else None
     p.eval_text = text
     p.eval_len = len(text) if text else 0
@@ -83,7 +87,10 @@ def fit(path: PathLike, memory: Union[int, str], out: Optional[PathLike] = None,
         w = r.rows[i]
         row = {"recipe": N.text(w.recipe), "rung": N.text(w.rung), "measured": bool(w.measured),
                "computed": bool(w.computed), "file_bytes": w.file_bytes, "total_bytes": w.total_bytes,
-               "fits": bool(w.fits), "types": N.text(w.types), "note": N.text(w.note) or None}
+               "fits": bool(w.fits), "types": N.text(w.types), "note": N.text(w.note) or None,
+               "cache_type_k": N.text(N.lib.pocketllm_type_name(r.row_kv_k[i])),
+               "cache_type_v": N.text(N.lib.pocketllm_type_name(r.row_kv_v[i])),
+               "asked_cache_bytes": r.row_asked_bytes[i]}
         if w.evaluated:
             row.update(ppl=w.ppl, kl_mean=w.kl_mean, kl_p99=w.kl_p99, top1=w.top1)
         rows.append(row)

@@ -18,7 +18,7 @@
 
 const char cmd_fit_usage[] =
     "usage: pocketllm fit --model M --memory SIZE [--ctx N] [--eval TEXT [--eval-ctx N] [--eval-chunks N]]\n"
-    "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv T]\n"
+    "                     [--imatrix F] [--out F] [--all] [--work-dir D] [-t N] [--kv T|auto]\n"
     "                     [--machine-memory SIZE] [--mmproj F [--image-max-tokens N]] [--json] [--quiet]\n"
     "       pocketllm fit --model M --memory SIZE --plan [--layers N] [options as above, no --out]\n"
     "       pocketllm fit --model M --device D [--device-memory S] [--memory SIZE] [options as above]\n\n"
@@ -66,6 +66,13 @@ const char cmd_fit_usage[] =
     "shown as '> BUDGET'.  The --eval scoring runs on the device too; the source's pass runs on\n"
     "the CPU when the device cannot hold the source.  The rung written then loads with the same\n"
     "--device and --device-memory.\n\n"
+    "--kv auto trades the cache's width for the context: a row that does not fit with the\n"
+    "asked cache (f16, or -ctk/-ctv given before it) is measured again with a q8_0 cache, then a\n"
+    "q4_0 one (K and V, flash attention), and counts with the first that fits -- the context\n"
+    "and the rung are kept, the cache narrows first, since a rung down loses a bit a weight.\n"
+    "The table's cache column and the closing line say which cache each row has and what the\n"
+    "asked one would need; --eval scores each row with its cache.  A model whose heads a block\n"
+    "does not divide, or a device without packed caches, keeps the asked cache (a note says so).\n\n"
     "  --model M, -m M   the source checkpoint (f32, f16, bf16, or quantized)\n"
     "  --memory SIZE     the budget: bytes, or 512M, 1.5G, 8GiB ... (1 MiB .. 1 PiB); needed\n"
     "                    unless --device gives one\n"
@@ -90,6 +97,7 @@ const char cmd_fit_usage[] =
     "                    needs room for two rungs (the chosen one and the one being made)\n"
     "  -t N              threads (default: the physical cores)\n"
     CLI_KV_HELP
+    "  --kv auto         narrow the cache (q8_0, then q4_0) before going down a rung (see above)\n"
     "  --flash-attn on|off  attention arithmetic of the sessions (default off; on with a quantized V)\n"
     CLI_DEVICE_HELP
     "  --json            print the table and the choice as one JSON object at the end\n"
@@ -101,7 +109,19 @@ typedef struct fit_cli {
     bool device;     /* fitting a device: the table's columns are the device's */
     bool vision;     /* --mmproj: a column for the tower's share */
     uint64_t budget; /* the budget the rungs were held to (the result's) */
+    bool kv_auto;    /* --kv auto: a column for each row's cache */
+    const pocketllm_fit_result *res; /* the result on_row's rows are in */
 } fit_cli;
+
+/* A row's cache, "f16" or "q8_0/f16" (K/V), from the result's arrays. */
+static const char *row_cache(const fit_cli *F, const pocketllm_fit_row *r, char *out, size_t cap) {
+    const size_t i = (size_t)(r - F->res->rows);
+    const uint32_t k = F->res->row_kv_k[i], v = F->res->row_kv_v[i];
+    const char *kn = pocketllm_type_name(k), *vn = pocketllm_type_name(v);
+    if (k == v) snprintf(out, cap, "%s", kn ? kn : "?");
+    else snprintf(out, cap, "%s/%s", kn ? kn : "?", vn ? vn : "?");
+    return out;
+}
 
 static void progress(void *user, const char *what) {
     fit_cli *F = user;
@@ -111,17 +131,18 @@ static void progress(void *user, const char *what) {
 static void on_row(void *user, const pocketllm_fit_row *r) {
     fit_cli *F = user;
     if (F->json) return;
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], kv[40];
     if (!F->header_done) {
         printf("%-8s %-8s %11s %11s ", "rung", "recipe", F->device ? "weights" : "file", F->device ? "session" : "heap");
         if (F->vision) printf("%11s ", "tower");
+        if (F->kv_auto) printf("%-9s ", "cache");
         printf("%11s %-4s %-8s %s%s\n", "needs", "fits", "by", F->eval ? "   KL mean     KL 99%  top-1    PPL   " : "",
                "types");
         F->header_done = true;
     }
     if (!r->measured) {
-        printf("%-8s %-8s %11s %11s %s%11s %-4s %-8s %s%s%s%s\n", r->rung, r->recipe, "-", "-",
-               F->vision ? "          - " : "", "-", "no", "-", F->eval ? "         -          -      -      -   " : "",
+        printf("%-8s %-8s %11s %11s %s%s%11s %-4s %-8s %s%s%s%s\n", r->rung, r->recipe, "-", "-",
+               F->vision ? "          - " : "", F->kv_auto ? "-         " : "", "-", "no", "-", F->eval ? "         -          -      -      -   " : "",
                r->types, r->types[0] && r->note ? "  " : "", r->note ? r->note : "");
         fflush(stdout);
         return;
@@ -130,13 +151,16 @@ static void on_row(void *user, const pocketllm_fit_row *r) {
         /* refused by the device: what is known, and a need above the budget */
         char need[40];
         snprintf(need, sizeof need, "> %s", cli_fmt_bytes(r->budget, c, sizeof c));
-        printf("%-8s %-8s %11s %11s %s%11s %-4s ", r->rung, r->recipe,
+        printf("%-8s %-8s %11s %11s %s", r->rung, r->recipe,
                r->weights_bytes ? cli_fmt_bytes(r->weights_bytes, a, sizeof a) : "-", "-",
-               F->vision ? "          - " : "", need, "no");
+               F->vision ? "          - " : "");
+        if (F->kv_auto) printf("%-9s ", row_cache(F, r, kv, sizeof kv));
+        printf("%11s %-4s ", need, "no");
     } else {
         printf("%-8s %-8s %11s %11s ", r->rung, r->recipe, cli_fmt_bytes(r->weights_bytes, a, sizeof a),
                cli_fmt_bytes(r->heap_bytes, b, sizeof b));
         if (F->vision) printf("%11s ", cli_fmt_bytes(r->vision_bytes, a, sizeof a));
+        if (F->kv_auto) printf("%-9s ", row_cache(F, r, kv, sizeof kv));
         printf("%11s %-4s ", cli_fmt_bytes(r->total_bytes, c, sizeof c), r->fits ? "yes" : "no");
     }
     printf("%-8s ", r->computed ? "computed" : "measured");
@@ -196,6 +220,12 @@ static void print_json(const pocketllm_fit_result *res, uint64_t budget, uint32_
                (unsigned long long)r->heap_bytes, (unsigned long long)r->session_bytes,
                (unsigned long long)r->total_bytes, r->fits ? "true" : "false");
         if (res->vision_weights_bytes) printf(", \"vision_bytes\": %llu", (unsigned long long)r->vision_bytes);
+        const char *kn = pocketllm_type_name(res->row_kv_k[i]), *vn = pocketllm_type_name(res->row_kv_v[i]);
+        printf(", \"cache_type_k\": ");
+        json_str(kn);
+        printf(", \"cache_type_v\": ");
+        json_str(vn);
+        printf(", \"asked_cache_bytes\": %llu", (unsigned long long)res->row_asked_bytes[i]);
         if (r->evaluated)
             printf(", \"ppl\": %.17g, \"kl_mean\": %.17g, \"kl_p99\": %.17g, \"top1\": %.17g", r->ppl, r->kl_mean,
                    r->kl_p99, r->top1);
@@ -279,7 +309,7 @@ int cmd_fit(int argc, char **argv) {
     const char *model = NULL, *eval = NULL, *v, *err = NULL;
     pocketllm_fit_params p = pocketllm_fit_default_params();
     int flash = -1, kvrc = 0;
-    fit_cli F = {{cmd, false, 0}, false, false, false, false, false, 0};
+    fit_cli F = {{cmd, false, 0}, false, false, false, false, false, 0, false, NULL};
     bool have_memory = false;
     int64_t n;
     cli_device dev = {NULL, 0};
@@ -323,6 +353,10 @@ int cmd_fit(int argc, char **argv) {
             if (err) return cli_usage(cmd, "-t %s", err);
             if (!cli_parse_i64(v, 1, 1024, &n)) return cli_usage(cmd, "-t wants a thread count 1..1024, not '%s'", v);
             p.n_threads = (int)n;
+        } else if (!strcmp(argv[i], "--kv") && i + 1 < argc && !strcmp(argv[i + 1], "auto")) {
+            p.kv_auto = 1;
+            F.kv_auto = true;
+            i++;
         } else if (cli_opt_kv(argc, argv, &i, cmd, &p.kv_type, &p.kv_type_v, &kvrc)) {
             if (kvrc) return kvrc;
         } else if (cli_opt_flash(argc, argv, &i, cmd, &flash, &kvrc)) {
@@ -370,6 +404,9 @@ int cmd_fit(int argc, char **argv) {
     if ((p.eval_ctx || p.eval_chunks) && !eval) return cli_usage(cmd, "--eval-ctx and --eval-chunks go with --eval");
     if (p.image_max_tokens && !p.mmproj) return cli_usage(cmd, "--image-max-tokens goes with --mmproj");
     if (p.plan_layers && !p.plan) return cli_usage(cmd, "--layers goes with --plan");
+    if (p.plan && p.kv_auto)
+        return cli_usage(cmd, "--kv auto measures the narrower caches, which --plan does not do: leave out --plan, "
+                         "or name the cache with --kv T");
     if (p.plan && p.out_path) return cli_usage(cmd, "--plan writes no rung: leave out --out (without --plan fit makes "
                                                      "and writes it)");
     if (p.plan && F.device) return cli_usage(cmd, "--plan computes the host's need: with --device fit measures each "
@@ -386,6 +423,7 @@ int cmd_fit(int argc, char **argv) {
     p.progress = progress;
     p.user = &F;
     pocketllm_fit_result res;
+    F.res = &res;
     p.flash_attn = cli_flash_auto(flash, p.kv_type, p.kv_type_v);
     pocketllm_status st = pocketllm_fit(model, &p, &res);
     free(text);
@@ -415,6 +453,17 @@ int cmd_fit(int argc, char **argv) {
         if (res.rows[0].fits)
             printf("fit: (the source fits too, as it is: it needs %s%s)\n",
                    cli_fmt_bytes(res.rows[0].total_bytes, a, sizeof a), res.rows[0].computed ? ", computed" : "");
+    }
+    if (!F.json && res.row_asked_bytes[res.chosen]) {
+        char kv[40], asked[40];
+        const char *kn = pocketllm_type_name(p.kv_type);
+        const char *vn = pocketllm_type_name(p.kv_type_v == POCKETLLM_KV_AS_K ? p.kv_type : p.kv_type_v);
+        if (!strcmp(kn, vn)) snprintf(asked, sizeof asked, "%s", kn);
+        else snprintf(asked, sizeof asked, "%s/%s", kn, vn);
+        printf("fit: chose a %s cache to keep %s and the %u positions: with the asked %s cache it needs %s, "
+               "more than the budget; run it with --kv %s\n",
+               row_cache(&F, c, kv, sizeof kv), c->recipe, res.n_ctx, asked,
+               cli_fmt_bytes(res.row_asked_bytes[res.chosen], b, sizeof b), kv);
     }
     return CLI_OK;
 }

@@ -97,11 +97,74 @@ static void types_string(const uint32_t count[64], char *out, size_t cap) {
 
 /* Whether the row could serve as the quality reference: a run of its text
  * model on this machine's CPU fits the machine's memory (on a device, the
- * host's fallback: the file and the session). */
-static bool fits_machine(const pl_fit_run *F, const pocketllm_fit_row *r) {
+ * host's fallback: the file and the session) -- with the asked cache,
+ * the one the reference is scored with (asked: the row's need with it when
+ * kv_auto narrowed the row's cache, else 0). */
+static bool fits_machine(const pl_fit_run *F, const pocketllm_fit_row *r, uint64_t asked) {
     if (!r->measured) return false;
-    const uint64_t need = F->on_device ? r->file_bytes + r->session_bytes : r->total_bytes - r->vision_bytes;
+    uint64_t need = F->on_device ? r->file_bytes + r->session_bytes : r->total_bytes - r->vision_bytes;
+    if (asked) need = asked - r->vision_bytes;
     return need && need <= F->machine;
+}
+
+/* The cache the caller asked for, for the next row (kv_auto may have
+ * narrowed it for the last). */
+static void asked_cache(pl_fit_run *F) {
+    F->kv_k = F->p->kv_type;
+    F->kv_v = pl_kv_v_type(F->p->kv_type, F->p->kv_type_v);
+    F->flash = F->p->flash_attn;
+}
+
+/* kv_auto: a row that does not fit with the asked cache is measured again
+ * with a q8_0 cache, then a q4_0 one (each only when narrower than the
+ * asked), and counts with the first that fits; *m becomes the model of
+ * that measure, so the row is scored with the cache it fits with.  q8_0
+ * first: it is the narrowing that costs least (llama.cpp's users reach for
+ * it first too), and a cache is cheaper to narrow than the weights, whose
+ * next rung loses a whole bit a weight.  A model or device that cannot
+ * hold the narrower cache (heads its block does not divide, a backend
+ * without packed caches) keeps the asked one, with a note. */
+static pocketllm_status narrow_cache(pl_fit_run *F, pocketllm_fit_result *out, int index, const char *path,
+                                     pocketllm_fit_row *row, pocketllm_model **m) {
+    static const uint32_t narrower[] = {PL_TYPE_Q8_0, PL_TYPE_Q4_0};
+    const uint64_t asked = pl_kv_row_bytes(F->kv_k, 256) + pl_kv_row_bytes(F->kv_v, 256); /* a position's bytes, per 256 values */
+    for (size_t j = 0; j < sizeof narrower / sizeof narrower[0]; j++) {
+        const uint32_t t = narrower[j];
+        if (2 * pl_kv_row_bytes(t, 256) >= asked) continue;
+        F->kv_k = F->kv_v = t;
+        F->flash = 1; /* a quantized V needs it, in llama.cpp as here */
+        pl_fit_say(F, "measuring %s at %u positions with a %s cache", F->recipe, F->n_ctx, pl_type_get(t)->name);
+        pocketllm_fit_row narrowed = *row;
+        pocketllm_model *m2 = NULL;
+        pocketllm_status st = pl_fit_measure(F, path, &narrowed, &m2);
+        if (st == POCKETLLM_ERR_INVALID_ARGUMENT || st == POCKETLLM_ERR_UNSUPPORTED) {
+            pl_error_clear();
+            if (!row->note) row->note = "no narrower cache: this model's heads or this device cannot hold one";
+            break;
+        }
+        if (st) return st;
+        if (narrowed.measured && narrowed.fits) {
+            out->row_asked_bytes[index] = row->total_bytes;
+            out->row_kv_k[index] = out->row_kv_v[index] = t;
+            *row = narrowed;
+            if (!row->note) row->note = "fits with a narrower cache than asked (kv_auto)";
+            pocketllm_model_close(*m);
+            *m = m2;
+            return POCKETLLM_OK;
+        }
+        pocketllm_model_close(m2);
+    }
+    asked_cache(F); /* nothing narrower fits: the row stays as measured, and is scored so */
+    return POCKETLLM_OK;
+}
+
+/* The row's cache as measured, and whether it may narrow. */
+static pocketllm_status measured_cache(pl_fit_run *F, pocketllm_fit_result *out, int index, const char *path,
+                                       pocketllm_fit_row *row, pocketllm_model **m) {
+    out->row_kv_k[index] = F->kv_k;
+    out->row_kv_v[index] = F->kv_v;
+    if (!F->p->kv_auto || !row->measured || row->fits || pl_fit_refused(F, row) || !*m) return POCKETLLM_OK;
+    return narrow_cache(F, out, index, path, row, m);
 }
 
 /* Score a row whose model is open in *m (its file at path): as the
@@ -111,7 +174,7 @@ static bool fits_machine(const pl_fit_run *F, const pocketllm_fit_row *r) {
 static pocketllm_status score_row(pl_fit_run *F, pocketllm_fit_result *out, int index, const char *path,
                                   pocketllm_model **m, pocketllm_fit_row *row) {
     if (out->reference >= 0) return pl_fit_score(F, *m, row);
-    if (!fits_machine(F, row)) {
+    if (!fits_machine(F, row, out->row_asked_bytes[index])) {
         if (!row->note)
             row->note = index ? "not scored: needs more than this machine's memory, and no rung above it fits"
                               : "not scored: needs more than this machine's memory; the reference is the best rung "
@@ -120,6 +183,7 @@ static pocketllm_status score_row(pl_fit_run *F, pocketllm_fit_result *out, int 
     }
     pl_imat *im = NULL;
     pocketllm_status st = POCKETLLM_OK;
+    asked_cache(F); /* the quality bar is the asked cache */
     if (!F->imatrix[0]) {
         if ((st = pl_imat_new(false, &im))) return st;
         snprintf(F->imatrix, sizeof F->imatrix, "%s/imatrix.gguf", F->dir);
@@ -181,6 +245,9 @@ static pocketllm_status check_params(const char *model_path, const pocketllm_fit
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: a layer count to compute for goes with a plan (--plan)");
     if (p->plan_layers > 512)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: %u layers: at most 512", p->plan_layers);
+    if (p->plan && p->kv_auto)
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "fit: a narrower cache is chosen by measuring it, which a "
+                       "plan does not do (leave out --plan, or name the cache with --kv T)");
     return POCKETLLM_OK;
 }
 
@@ -291,7 +358,12 @@ static pocketllm_status walk_rung(pl_fit_run *F, pocketllm_fit_result *out, size
     if ((st = make_rung(F, i, path))) return st;
     pl_fit_say(F, "measuring %s at %u positions", ladder[i].recipe, F->n_ctx);
     if ((st = pl_fit_measure(F, path, row, &m))) return st;
+    if ((st = measured_cache(F, out, index, path, row, &m))) {
+        pocketllm_model_close(m);
+        return st;
+    }
     if (score && row->measured) st = score_row(F, out, index, path, &m, row);
+    asked_cache(F);
     pocketllm_model_close(m);
     if (st) return st;
     if (row->fits && out->chosen < 0) {
@@ -340,6 +412,7 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     F->path = model_path;
     F->on_device = on_device;
     F->budget = p->memory;
+    asked_cache(F);
     pocketllm_model *m = NULL;
     pl_fit_plan sp;
     pocketllm_fit_row *src = &out->rows[out->n_rows++];
@@ -358,6 +431,13 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     pl_fit_say(F, "measuring the source");
     if ((st = pl_fit_measure(F, model_path, src, &m))) goto done;
     if (m) F->kv_dim = m->dims.kv_dim;
+    /* only a quantized source can be the answer: only its cache narrows */
+    if (out->source_quantized) {
+        if ((st = measured_cache(F, out, 0, model_path, src, &m))) goto done;
+    } else {
+        out->row_kv_k[0] = F->kv_k;
+        out->row_kv_v[0] = F->kv_v;
+    }
     if (!F->n_ctx && (st = pl_fit_default_ctx(F, model_path))) goto done;
     if (p->mmproj && (st = vision_share(F, out, src))) goto done;
     uint64_t heap = src->heap_bytes, session = src->session_bytes;
@@ -370,8 +450,9 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
             src->note = "this file's layers repeated: a model quantized whole mixes its layers' types otherwise";
     }
     /* the tokenizer and the session alone, measured on the source, already
-     * exceed the budget: no rung can fit, and none is tried (unless all) */
-    const bool hopeless = src->measured && heap + F->vision >= F->budget;
+     * exceed the budget: no rung can fit, and none is tried (unless all)
+     * (with kv_auto a narrower cache might fit: every rung is tried) */
+    const bool hopeless = src->measured && heap + F->vision >= F->budget && !p->kv_auto;
     out->n_ctx = F->n_ctx;
     if (p->eval_text && (!hopeless || p->all) && (st = score_row(F, out, 0, model_path, &m, src))) goto done;
     /* a quantized source that fits is the answer as it is: a rung of it is
@@ -382,6 +463,7 @@ pocketllm_status pocketllm_fit(const char *model_path, const pocketllm_fit_param
     }
     pocketllm_model_close(m);
     m = NULL;
+    asked_cache(F);
     src->budget = F->budget;
     if (p->on_row) p->on_row(p->user, src);
 

@@ -27,9 +27,9 @@ static pocketllm_status session_one_token(pl_fit_run *F, pocketllm_model *m, poc
     const pocketllm_fit_params *p = F->p;
     pocketllm_session_params sp = pocketllm_session_default_params();
     sp.n_ctx = p->n_ctx;
-    sp.kv_type = p->kv_type;
-    sp.kv_type_v = p->kv_type_v;
-    sp.flash_attn = p->flash_attn;
+    sp.kv_type = F->kv_k;
+    sp.kv_type_v = F->kv_v;
+    sp.flash_attn = F->flash;
     sp.n_threads = p->n_threads;
     *s = NULL;
     pocketllm_status st = pocketllm_session_new(m, &sp, s);
@@ -157,9 +157,9 @@ static pocketllm_status evaluate(pl_fit_run *F, pocketllm_model *m, bool referen
     pl_eval_opts o = {
         .n_ctx = p->eval_ctx ? p->eval_ctx : 512,
         .max_chunks = p->eval_chunks,
-        .kv_type = p->kv_type,
-        .kv_type_v = p->kv_type_v,
-        .flash_attn = p->flash_attn,
+        .kv_type = F->kv_k,
+        .kv_type_v = F->kv_v,
+        .flash_attn = F->flash,
         .n_threads = p->n_threads,
         .save_path = reference ? F->base : NULL,
         .kl_path = reference ? NULL : F->base,

@@ -267,7 +267,7 @@ void pl_fit_plan_heap(const pl_fit_run *F, uint64_t *heap, uint64_t *session) {
     const pl_gguf *g = F->src;
     /* the session: K and V rows of every position, and a K and a V
      * pointer, per layer (runtime/session.c's sizes) */
-    const uint64_t kv = pl_kv_cache_bytes(F->p->kv_type, pl_kv_v_type(F->p->kv_type, F->p->kv_type_v), 1,
+    const uint64_t kv = pl_kv_cache_bytes(F->kv_k, F->kv_v, 1,
                                           (int64_t)F->n_ctx, F->kv_dim) +
                         2 * sizeof(void *);
     /* the tensor table: an entry, its name and a slot of the name index

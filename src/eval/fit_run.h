@@ -34,6 +34,10 @@ typedef struct pl_fit_run {
     int64_t kv_dim;        /* K (and V) elements per position per layer, from the source */
     pl_imatrix im;         /* the importance matrix in use, loaded (n_entries 0: none) */
     bool im_loaded;
+    /* the cache the row at hand is measured and scored with: the asked one,
+     * or with kv_auto a narrower one (fit.c's narrow_cache) */
+    uint32_t kv_k, kv_v;
+    int flash;
 } pl_fit_run;
 
 /* A line of progress (fit.c). */
