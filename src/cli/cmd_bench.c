@@ -19,12 +19,13 @@
 #include <unistd.h>
 
 #include "bench_grammar.h"
+#include "bench_verify.h"
 #include "cli.h"
 #include "commands.h"
 
 const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [--pp-depth D]\n"
-    "                       [-t N] [-r REPS]\n"
+    "                       [-t N] [-r REPS] [--verify N]\n"
     "                       [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off] [--batch N] [--device D]\n"
     "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH |\n"
     "                       --audio F) [--image-max-tokens N]] [--json-schema F | --grammar F]\n"
@@ -61,6 +62,11 @@ const char cmd_bench_usage[] =
     "  --pp-depth D        tokens in the cache before pp (default 0)\n"
     "  -t N                threads (default: the physical cores)\n"
     "  -r REPS             repetitions (default 5)\n"
+    "  --verify N          also time speculative decoding's verification: a pass of 1 + j tokens\n"
+    "                      (every row's logits kept, as run --draft/--lookup verify) at depth DEPTH,\n"
+    "                      j = 1..N (1..64), each against one decode step there (the median of REPS\n"
+    "                      passes each); and print the speedup prompt lookup would give at draft\n"
+    "                      acceptance 0.3, 0.5, 0.7, 0.9 -- computed from those costs, not run\n"
     CLI_KV_HELP
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     "  --batch N           most tokens per forward pass (default 512, llama-bench's n_ubatch)\n"
@@ -201,6 +207,7 @@ typedef struct bench_cfg {
     int64_t image_w, image_h, image_max_tokens;
     const char *audio; /* --audio: the audio encode instead */
     const char *schema, *grammar; /* --json-schema / --grammar: the constrained decode instead */
+    int64_t verify; /* --verify N: the cost of verifying 1..N drafts (bench_verify.c), 0: not measured */
 } bench_cfg;
 
 static const char *kv_name(uint32_t t) {
@@ -276,6 +283,7 @@ typedef struct bench_out {
     uint64_t dev_used, dev_budget;
     const pocketllm_bench_image *img; /* c->reps image runs, or NULL */
     const pocketllm_bench_audio *aud; /* c->reps audio runs, or NULL */
+    const double *verify_ms;  /* --verify: c->verify + 1 medians, or NULL */
 } bench_out;
 
 /* The image runs' medians (and spread) of the tower and of the preprocessing. */
@@ -431,6 +439,7 @@ static void print_json(const bench_out *b) {
     cJSON_AddBoolToObject(o, "rss_peak_reset", b->rss_reset);
     if (b->img) cJSON_AddItemToObject(o, "image", image_json(b));
     if (b->aud) cJSON_AddItemToObject(o, "audio", audio_json(b));
+    if (b->verify_ms) cJSON_AddItemToObject(o, "verify", bench_verify_json(b->verify_ms, c->verify, c->d));
     char *text = cJSON_PrintUnformatted(o);
     if (text) puts(text);
     free(text);
@@ -474,6 +483,7 @@ static void print_text(const bench_out *b) {
     if (c->n > 0)
         printf("tg%-7lld %10.2f tok/s  (median; spread %.2f .. %.2f) at depth %lld\n", (long long)c->n, b->tg_s.median,
                b->tg_s.min, b->tg_s.max, (long long)c->d);
+    if (b->verify_ms) bench_verify_print(b->verify_ms, c->verify, c->d);
     print_bound(b);
     if (b->img) print_image_text(b);
     if (b->aud) print_audio_text(b);
@@ -488,6 +498,14 @@ static void print_text(const bench_out *b) {
            cli_fmt_bytes(b->info.file_bytes, b2, sizeof b2), cli_fmt_bytes(b->kv_bytes, b3, sizeof b3),
            cli_fmt_bytes(b->bound, b4, sizeof b4), b->rss == 0 ? "unknown" : b->rss <= b->bound ? "within" : "EXCEEDED",
            b->rss_reset ? "" : " (peak not reset after writing the synthetic model)");
+}
+
+/* The positions the session needs: the deepest of pp's, tg's and the
+ * verification passes' (at tg's depth). */
+static int64_t bench_n_ctx(const bench_cfg *c) {
+    int64_t n = c->pd + c->p > c->d + c->n ? c->pd + c->p : c->d + c->n;
+    if (c->verify && c->d + c->verify + 1 > n) n = c->d + c->verify + 1;
+    return n;
 }
 
 /* Parse the options into c (and the model source, the device); 0 or the
@@ -506,6 +524,7 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         else if (cli_opt(argc, argv, &i, "-d", &v, &err)) num = &c->d;
         else if (cli_opt(argc, argv, &i, "--pp-depth", &v, &err)) num = &c->pd;
         else if (cli_opt(argc, argv, &i, "-r", &v, &err)) num = &c->reps, lo = 1, hi = 1000;
+        else if (cli_opt(argc, argv, &i, "--verify", &v, &err)) num = &c->verify, lo = 1, hi = 64;
         else if (cli_opt(argc, argv, &i, "--batch", &v, &err)) num = &c->batch, lo = 1, hi = 65536;
         else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
             if (!err && !cli_parse_i64(v, 1, 1024, &threads)) return cli_usage(cmd, "-t wants 1..1024, not '%s'", v);
@@ -547,7 +566,9 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         return cli_usage(cmd, "--json-schema / --grammar measure a decode: they need -p and -n of 1 or more, and no --mmproj");
     if (c->pd && (c->schema || c->grammar || c->p == 0))
         return cli_usage(cmd, "--pp-depth goes with a pp (-p of 1 or more), without --json-schema / --grammar");
-    const int64_t n_ctx = c->pd + c->p > c->d + c->n ? c->pd + c->p : c->d + c->n;
+    if (c->verify && (c->schema || c->grammar || c->mmproj))
+        return cli_usage(cmd, "--verify measures the target's passes: not with --json-schema / --grammar / --mmproj");
+    const int64_t n_ctx = bench_n_ctx(c);
     if (n_ctx > (1 << 20)) return cli_usage(cmd, "a context of %lld positions is too large", (long long)n_ctx);
     return 0;
 }
@@ -562,7 +583,7 @@ int cmd_bench(int argc, char **argv) {
     int rc = parse(argc, argv, &c, &model_path, &synth, &dev, &json, &quiet);
     if (rc) return rc;
     c.flash = cli_flash_auto(c.flash, c.kv, c.kv_v);
-    const int64_t n_ctx = c.schema || c.grammar ? c.p + c.n : c.pd + c.p > c.d + c.n ? c.pd + c.p : c.d + c.n;
+    const int64_t n_ctx = c.schema || c.grammar ? c.p + c.n : bench_n_ctx(&c);
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = c.threads;
     if ((rc = cli_device_params(cmd, &dev, &mp))) return rc;
@@ -587,6 +608,7 @@ int cmd_bench(int argc, char **argv) {
     int32_t *ids = NULL;
     double *pp = calloc((size_t)c.reps, sizeof *pp), *tg = calloc((size_t)c.reps, sizeof *tg);
     double *bws = calloc((size_t)c.reps, sizeof *bws), *fracs = calloc((size_t)c.reps, sizeof *fracs);
+    double *verify_ms = c.verify ? calloc((size_t)c.verify + 1, sizeof *verify_ms) : NULL;
     pocketllm_bench_info info;
     pocketllm_bench_image *img = NULL;
     pocketllm_bench_audio *aud = NULL;
@@ -643,7 +665,7 @@ int cmd_bench(int argc, char **argv) {
     if ((st = pocketllm_session_new(m, &sp, &s))) goto lib_fail;
     const int32_t n_vocab = pocketllm_session_n_vocab(s);
     ids = malloc(sizeof *ids * (size_t)(n_ctx + 64));
-    if (!pp || !tg || !bws || !fracs || !ids || n_vocab < 1) {
+    if (!pp || !tg || !bws || !fracs || !ids || n_vocab < 1 || (c.verify && !verify_ms)) {
         rc = cli_error(cmd, "out of memory");
         goto done;
     }
@@ -682,9 +704,14 @@ int cmd_bench(int argc, char **argv) {
                     (long long)c.reps, pp[r], tg[r], bws[r] * 1e-9);
     }
 
+    if (c.verify) {
+        if (!quiet) fprintf(stderr, "bench: verification passes of 1 .. %lld tokens at depth %lld\n",
+                            (long long)c.verify + 1, (long long)c.d);
+        if ((st = bench_verify_measure(s, ids, c.d, c.verify, (int)c.reps, verify_ms))) goto lib_fail;
+    }
     bench_out b = {.c = &c, .model = synth ? synth : model_path, .threads = c.threads, .pp = pp, .tg = tg, .bws = bws,
                    .info = info, .rss_reset = rss_reset, .device = on_device ? device : NULL, .img = img,
-                   .aud = aud};
+                   .aud = aud, .verify_ms = verify_ms};
     b.pp_s = summarize(pp, (int)c.reps), b.tg_s = summarize(tg, (int)c.reps);
     b.bw_s = summarize(bws, (int)c.reps), b.frac_s = summarize(fracs, (int)c.reps);
     if (c.n <= 0) b.frac_s.median = 0;
@@ -711,6 +738,7 @@ done:
     free(tg);
     free(bws);
     free(fracs);
+    free(verify_ms);
     free(ids);
     pocketllm_session_free(s);
     pocketllm_model_close(m);

@@ -52,14 +52,33 @@ static int64_t attn_floats(const pl_llama_hparams *hp) {
     return q + (q > 2 * kv ? q : 2 * kv);
 }
 
-/* Floats per token of the FFN's part of the scratch: inside the attention's
- * rows (`shared`, dead by then) and after them (`own`). */
-static void ffn_floats(const pl_llama_hparams *hp, uint64_t *shared, uint64_t *own) {
+/* The dense FFN's two n_ff-wide products (gate and up) are held for at
+ * most this many bytes of tokens at once: a pass of more tokens runs the
+ * FFN over them in chunks.  Every token's arithmetic is the same either
+ * way (each row is normalised, converted and dotted on its own), so the
+ * chunks change no bit; they cap the scratch of a wide model's prefill --
+ * an 8B's 512-token pass needed 48 MiB for these two alone -- at the cost
+ * of reading the FFN's weights once per chunk (a 0.6B's 512 tokens are
+ * one chunk). */
+#define PL_FFN_CHUNK_BYTES (16u << 20)
+
+/* Tokens of one FFN chunk for a pass of n: n, or fewer for a wide FFN (a
+ * multiple of 16, whole tiles of the matmul kernels). */
+static int64_t ffn_chunk(const pl_llama_hparams *hp, int64_t n) {
+    int64_t c = (int64_t)(PL_FFN_CHUNK_BYTES / (2 * sizeof(float) * (uint64_t)hp->n_ff));
+    c = c < 16 ? 16 : c / 16 * 16;
+    return n < c ? n : c;
+}
+
+/* Floats of the FFN's part of the scratch for a pass of n tokens: inside
+ * the attention's rows (`shared`, dead by then) and after them (`own`). */
+static void ffn_floats(const pl_llama_hparams *hp, int64_t n, uint64_t *shared, uint64_t *own) {
     if (hp->n_expert) {
-        *shared = (uint64_t)(hp->n_expert + 2 * hp->n_expert_used + 2 * hp->n_embd + 1 + 2 * hp->n_ff_shexp);
+        *shared = (uint64_t)n * (uint64_t)(hp->n_expert + 2 * hp->n_expert_used + 2 * hp->n_embd + 1 +
+                                           2 * hp->n_ff_shexp);
         *own = 0;
     } else {
-        *shared = *own = (uint64_t)hp->n_ff;
+        *shared = *own = (uint64_t)ffn_chunk(hp, n) * (uint64_t)hp->n_ff;
     }
 }
 
@@ -67,9 +86,9 @@ uint64_t pl_llama_scratch_floats(const pl_model *m, int64_t n_batch) {
     const pl_llama_hparams *hp = &((const pl_llama *)m->weights)->hp;
     /* sizes were bounded at load: no overflow for any n_batch we allow */
     uint64_t shared, own;
-    ffn_floats(hp, &shared, &own);
-    const uint64_t attn = (uint64_t)attn_floats(hp);
-    return (uint64_t)n_batch * (2 * (uint64_t)hp->n_embd + (attn > shared ? attn : shared) + own);
+    ffn_floats(hp, n_batch, &shared, &own);
+    const uint64_t attn = (uint64_t)n_batch * (uint64_t)attn_floats(hp);
+    return (uint64_t)n_batch * 2 * (uint64_t)hp->n_embd + (attn > shared ? attn : shared) + own;
 }
 
 static acts carve(const pl_llama_hparams *hp, float *s, int64_t n) {
@@ -83,8 +102,8 @@ static acts carve(const pl_llama_hparams *hp, float *s, int64_t n) {
     a.v = s;
     s = a.q;
     uint64_t shared, own;
-    ffn_floats(hp, &shared, &own);
-    const int64_t attn = attn_floats(hp), region = attn > (int64_t)shared ? attn : (int64_t)shared;
+    ffn_floats(hp, n, &shared, &own);
+    const int64_t attn = n * attn_floats(hp), region = attn > (int64_t)shared ? attn : (int64_t)shared;
     if (hp->n_expert) {
         a.router = s, s += n * hp->n_expert;
         a.ids = (int32_t *)(void *)s, s += n * hp->n_expert_used;
@@ -95,13 +114,13 @@ static acts carve(const pl_llama_hparams *hp, float *s, int64_t n) {
         a.hb2 = s, s += n * hp->n_ff_shexp;
         a.hb = s, s += n * hp->n_ff_shexp;
         a.work = s;
-        a.work_floats = n * (region - (int64_t)shared);
+        a.work_floats = region - (int64_t)shared;
         return a;
     }
     /* the FFN's up projection reuses the attention's rows (dead by then):
      * a 512-token pass of a 0.6B model needs 6 MB less */
     a.hb2 = s;
-    s += n * region;
+    s += region;
     a.hb = s;
     return a;
 }
@@ -199,16 +218,21 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
 /* x += ffn_down . (silu(ffn_gate . rms_norm(x)) * (ffn_up . rms_norm(x))) */
 static void ffn_block(const pl_llama *L, const pl_llama_layer *ly, pl_compute *c, float *x, int64_t n, acts *a) {
     const pl_llama_hparams *hp = &L->hp;
-    pl_rms_norm(c, x, ly->ffn_norm, a->xb, n, hp->n_embd, hp->rms_eps);
-    {
-        const pl_weight *w[2] = {&ly->ffn_gate, &ly->ffn_up};
-        float *const y[2] = {a->hb, a->hb2};
-        const float *const b[2] = {ly->ffn_gate_bias, ly->ffn_up_bias};
-        linear_multi(c, 2, w, b, a->xb, n, y);
+    const int64_t chunk = ffn_chunk(hp, n);
+    for (int64_t t = 0; t < n; t += chunk) {
+        const int64_t m = n - t < chunk ? n - t : chunk;
+        float *xt = x + t * hp->n_embd, *xb = a->xb + t * hp->n_embd;
+        pl_rms_norm(c, xt, ly->ffn_norm, xb, m, hp->n_embd, hp->rms_eps);
+        {
+            const pl_weight *w[2] = {&ly->ffn_gate, &ly->ffn_up};
+            float *const y[2] = {a->hb, a->hb2};
+            const float *const b[2] = {ly->ffn_gate_bias, ly->ffn_up_bias};
+            linear_multi(c, 2, w, b, xb, m, y);
+        }
+        pl_silu_mul(c, a->hb, a->hb2, a->hb, m * hp->n_ff);
+        linear(c, &ly->ffn_down, ly->ffn_down_bias, a->hb, m, xb);
+        pl_add(c, xt, xb, xt, m, hp->n_embd, m);
     }
-    pl_silu_mul(c, a->hb, a->hb2, a->hb, n * hp->n_ff);
-    linear(c, &ly->ffn_down, ly->ffn_down_bias, a->hb, n, a->xb);
-    pl_add(c, x, a->xb, x, n, hp->n_embd, n);
 }
 
 /* The mixture of experts in place of the FFN (llama.cpp's build_moe_ffn

@@ -61,6 +61,29 @@ ok
 expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 16 -n 0 --pp-depth 8 -r 1 -t 1 --quiet && expect_grep "at depth 8" "$PL_TMP/out"
 expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" -p 0 -n 4 --pp-depth 8
 
+# --verify N: the passes of 1 + j tokens at tg's depth, their ratios to one
+# step, and the lookup speedups recomputed from them by the stated formula
+# (best over j of (1 + a + .. + a^j) / ratio[j], 1.0 at j = 0)
+expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 0 -n 4 -d 40 --verify 6 -r 3 -t 1 --json --quiet
+/usr/bin/python3 - "$PL_TMP/out" <<'PY' || fail "bench --verify --json is wrong"
+import json, sys
+v = json.loads(open(sys.argv[1]).read())["verify"]
+assert v["depth"] == 40 and len(v["ms"]) == 7 and len(v["cost_ratio"]) == 7, v
+assert all(m > 0 for m in v["ms"]) and v["cost_ratio"][0] == 1 and v["step_ms"] == v["ms"][0], v
+for e in v["lookup_speedup_computed"]:
+    a, best, best_j = e["acceptance"], 1.0, 0
+    for j in range(1, 7):
+        x = sum(a ** i for i in range(j + 1)) / v["cost_ratio"][j]
+        if x > best: best, best_j = x, j
+    assert abs(e["speedup"] - best) < 1e-9 and e["draft_len"] == best_j, (e, best, best_j)
+PY
+ok
+expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 0 -n 2 --verify 3 -r 1 -t 1 --quiet &&
+    expect_grep "verify    a pass of 1 + j tokens" "$PL_TMP/out" && expect_grep "lookup    computed" "$PL_TMP/out"
+expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --verify 0
+expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --verify 65
+expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --verify 4 --json-schema x.json
+
 # --synth writes a temporary model and removes it
 expect_rc 0 env TMPDIR="$PL_TMP" "$BIN" bench --synth tiny:Q8_0 -p 8 -n 2 -r 1 -t 1 --quiet
 ls "$PL_TMP"/pocketllm-bench-* >/dev/null 2>&1 && fail "bench --synth left its temporary model behind"

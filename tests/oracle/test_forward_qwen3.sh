@@ -1,7 +1,7 @@
 # test_forward_qwen3.sh -- random-weight qwen3 checkpoints from `pocketllm
 # synth` against llama.cpp: tiny and small shapes, tied and untied output,
 # f32 / f16 / bf16 weights, and q8_0 (llama.cpp's own quantization of the
-# f32 file, --pure).  For each: greedy ids identical up to llama.cpp's
+# f32 file, --pure); and an FFN wide enough to be run in chunks.  For each: greedy ids identical up to llama.cpp's
 # first near-tie, teacher-forced argmax agreement on every decidable
 # position, and the largest logit difference relative to the logit range.
 . "$(dirname "$0")/lib.sh"
@@ -40,4 +40,10 @@ for shape in tiny small; do
         rm -f "$base"-*.gguf
     done
 done
+# an FFN wide enough (n_ff 65536) that a prefill runs it in chunks of 32
+# tokens (llama_graph.c's PL_FFN_CHUNK_BYTES): the teacher-forced pass of
+# ~50 tokens takes two chunks, the greedy prefill one
+W=$PL_TMP/wide-ffn-f16.gguf
+expect_rc 0 "$BIN" synth --quiet --arch qwen3 --n-layer 2 --n-embd 64 --n-head 2 --n-head-kv 1 --head-dim 32 \
+    --n-ff 65536 --type f16 --seed 11 "$W" && check "qwen3 wide FFN (prefill in chunks) f16" "$W" f16 0.01 1e-3
 done_testing
