@@ -213,6 +213,14 @@ PL_ALWAYS_INLINE void PL_SUFFIX(kq_block_add)(__m256 *acc, const __m256i *sumi, 
     static void PL_SUFFIX(name##_tile)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,          \
                                        size_t ys) {                                                                      \
         core(n, w, a, as, y, ys, PL_TILE_COLS);                                                                          \
+    }                                                                                                                    \
+    static void PL_SUFFIX(name##_cols2)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,         \
+                                        size_t ys) {                                                                     \
+        core(n, w, a, as, y, ys, 2);                                                                                     \
+    }                                                                                                                    \
+    static void PL_SUFFIX(name##_cols3)(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y,         \
+                                        size_t ys) {                                                                     \
+        core(n, w, a, as, y, ys, 3);                                                                                     \
     }
 
 PL_ALWAYS_INLINE void PL_SUFFIX(q2_K_cols)(int64_t n, const void *w, const void *a, size_t as, float *out, size_t os,

@@ -63,12 +63,16 @@ bool pl_quant_tier_supported(pl_quant_tier tier) {
  * vec_dot but not one of those, the inherited one is dropped. */
 static void fill_tier(pl_quant_kernel_set *table, void (*fill)(pl_quant_kernel_set *)) {
     pl_vec_dot_fn before[PL_TYPE_COUNT];
-    pl_vec_dot_tile_fn tile_before[PL_TYPE_COUNT], rows_before[PL_TYPE_COUNT];
-    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++)
+    pl_vec_dot_tile_fn tile_before[PL_TYPE_COUNT], rows_before[PL_TYPE_COUNT], cols_before[PL_TYPE_COUNT][PL_PART_COLS];
+    for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
         before[t] = table[t].vec_dot, tile_before[t] = table[t].vec_dot_tile, rows_before[t] = table[t].vec_dot_rows;
+        memcpy(cols_before[t], table[t].vec_dot_cols, sizeof cols_before[t]);
+    }
     fill(table);
     for (uint32_t t = 0; t < PL_TYPE_COUNT; t++) {
         if (table[t].vec_dot == before[t]) continue;
+        for (int c = 0; c < PL_PART_COLS; c++)
+            if (table[t].vec_dot_cols[c] == cols_before[t][c]) table[t].vec_dot_cols[c] = NULL;
         if (table[t].vec_dot_tile == tile_before[t]) {
             table[t].vec_dot_tile = NULL;
             table[t].tile_rows = table[t].tile_cols = 0;

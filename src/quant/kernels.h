@@ -42,6 +42,9 @@ typedef enum pl_quant_tier {
 typedef void (*pl_vec_dot_tile_fn)(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, float *y,
                                    size_t y_stride);
 
+/* Tokens a part-tile (vec_dot_cols) kernel can take, plus one. */
+#define PL_PART_COLS 4
+
 /* Rows a rows kernel takes at once (kernel sets with one: dot_rows). */
 #define PL_DOT_ROWS 8
 
@@ -55,6 +58,11 @@ typedef struct pl_quant_kernel_set {
      * where a call per row costs a good part of a short row */
     pl_vec_dot_tile_fn vec_dot_rows;
     int dot_rows;
+    /* NULL, or ONE row x c tokens (c = the index, 2 .. PL_PART_COLS - 1) of
+     * vec_dot's bits, shaped as the tile kernel: the tokens a batch leaves
+     * past its whole tiles -- a verification pass of 2 or 3 drafted tokens,
+     * the last of 9 -- share a weight block's unpacking as a tile's do */
+    pl_vec_dot_tile_fn vec_dot_cols[4];
     pl_act_from_float_fn act_from_float; /* only on activation types */
     pl_to_float_fn to_float;             /* decode */
 } pl_quant_kernel_set;

@@ -188,6 +188,12 @@ static void dot_q8_0_tile(int64_t n, const void *w, size_t ws, const void *a, si
     q8_0_cols(n, w, a, as, y, ys, PL_Q8_0_COLS);
 }
 
+/* a type's part-tile kernels (one row x 2 and x 3 tokens) */
+static void set_cols(pl_quant_kernel_set *k, pl_vec_dot_tile_fn c2, pl_vec_dot_tile_fn c3) {
+    k->vec_dot_cols[2] = c2;
+    k->vec_dot_cols[3] = c3;
+}
+
 /* a type's vec_dot and its tile kernel, always set together */
 static void set_dot(pl_quant_kernel_set *k, pl_vec_dot_fn dot, pl_vec_dot_tile_fn tile, int rows, int cols) {
     k->vec_dot = dot;
@@ -213,10 +219,15 @@ void pl_quant_fill_avx2(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_IQ4_NL].vec_dot = dot_iq4_nl_avx2;
     t[PL_TYPE_MXFP4].vec_dot = dot_mxfp4_avx2;
     set_dot(&t[PL_TYPE_Q2_K], dot_q2_K_avx2, dot_q2_K_tile_avx2, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q2_K], dot_q2_K_cols2_avx2, dot_q2_K_cols3_avx2);
     set_dot(&t[PL_TYPE_Q3_K], dot_q3_K_avx2, dot_q3_K_tile_avx2, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q3_K], dot_q3_K_cols2_avx2, dot_q3_K_cols3_avx2);
     set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_avx2, dot_q4_K_tile_avx2, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q4_K], dot_q4_K_cols2_avx2, dot_q4_K_cols3_avx2);
     set_dot(&t[PL_TYPE_Q5_K], dot_q5_K_avx2, dot_q5_K_tile_avx2, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q5_K], dot_q5_K_cols2_avx2, dot_q5_K_cols3_avx2);
     set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_avx2, dot_q6_K_tile_avx2, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q6_K], dot_q6_K_cols2_avx2, dot_q6_K_cols3_avx2);
     t[PL_TYPE_IQ4_XS].vec_dot = dot_iq4_xs_avx2;
     t[PL_TYPE_TQ1_0].vec_dot = dot_tq1_0_avx2;
     t[PL_TYPE_TQ2_0].vec_dot = dot_tq2_0_avx2;

@@ -393,6 +393,12 @@ PL_ALWAYS_INLINE void q45_K_512_cols(int64_t n, const uint8_t *blocks, size_t by
     static void name##_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
         q45_K_512_cols(n, w, sizeof(block), qs_off, qh_off, a, as, y, ys, PL_Q45_COLS);                                  \
     }                                                                                                                    \
+    static void name##_cols2(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {       \
+        q45_K_512_cols(n, w, sizeof(block), qs_off, qh_off, a, as, y, ys, 2);                                            \
+    }                                                                                                                    \
+    static void name##_cols3(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {       \
+        q45_K_512_cols(n, w, sizeof(block), qs_off, qh_off, a, as, y, ys, 3);                                            \
+    }                                                                                                                    \
     static void name##_rows(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
         for (int r = 0; r < PL_DOT_ROWS; r++)                                                                            \
             q45_K_512_cols(n, (const uint8_t *)w + (size_t)r * ws, sizeof(block), qs_off, qh_off, a, 0, y + r, 0, 1);   \
@@ -471,6 +477,12 @@ PL_ALWAYS_INLINE void q6_K_512_cols(int64_t n, const void *w, const void *a, siz
     static void name##_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
         core(n, w, a, as, y, ys, cols);                                                                                  \
     }                                                                                                                    \
+    static void name##_cols2(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {       \
+        core(n, w, a, as, y, ys, 2);                                                                                     \
+    }                                                                                                                    \
+    static void name##_cols3(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {       \
+        core(n, w, a, as, y, ys, 3);                                                                                     \
+    }                                                                                                                    \
     static void name##_rows(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {        \
         for (int r = 0; r < PL_DOT_ROWS; r++) core(n, (const uint8_t *)w + (size_t)r * ws, a, 0, y + r, 0, 1);           \
     }
@@ -482,6 +494,12 @@ static void set_dot(pl_quant_kernel_set *k, pl_vec_dot_fn dot, pl_vec_dot_tile_f
     k->vec_dot_tile = tile;
     k->tile_rows = rows;
     k->tile_cols = cols;
+}
+
+/* a type's part-tile kernels (one row x 2 and x 3 tokens) */
+static void set_cols(pl_quant_kernel_set *k, pl_vec_dot_tile_fn c2, pl_vec_dot_tile_fn c3) {
+    k->vec_dot_cols[2] = c2;
+    k->vec_dot_cols[3] = c3;
 }
 
 /* a type's rows kernel (PL_DOT_ROWS rows x one token, vec_dot's bits: the
@@ -504,17 +522,25 @@ void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     t[PL_TYPE_IQ4_NL].vec_dot = dot_iq4_nl_vnni;
     t[PL_TYPE_MXFP4].vec_dot = dot_mxfp4_vnni;
     set_dot(&t[PL_TYPE_Q2_K], dot_q2_K_vnni, dot_q2_K_tile_vnni, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q2_K], dot_q2_K_cols2_vnni, dot_q2_K_cols3_vnni);
     set_dot(&t[PL_TYPE_Q3_K], dot_q3_K_vnni, dot_q3_K_tile_vnni, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q3_K], dot_q3_K_cols2_vnni, dot_q3_K_cols3_vnni);
     set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_vnni, dot_q4_K_tile_vnni, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q4_K], dot_q4_K_cols2_vnni, dot_q4_K_cols3_vnni);
     set_dot(&t[PL_TYPE_Q5_K], dot_q5_K_vnni, dot_q5_K_tile_vnni, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q5_K], dot_q5_K_cols2_vnni, dot_q5_K_cols3_vnni);
     set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_vnni, dot_q6_K_tile_vnni, 1, PL_TILE_COLS);
+    set_cols(&t[PL_TYPE_Q6_K], dot_q6_K_cols2_vnni, dot_q6_K_cols3_vnni);
     t[PL_TYPE_IQ4_XS].vec_dot = dot_iq4_xs_vnni;
     t[PL_TYPE_TQ1_0].vec_dot = dot_tq1_0_vnni;
     t[PL_TYPE_TQ2_0].vec_dot = dot_tq2_0_vnni;
     t[PL_TYPE_Q4_0].vec_dot = dot_q4_0_512;
     set_dot(&t[PL_TYPE_Q4_K], dot_q4_K_512, dot_q4_K_512_tile, 1, PL_Q45_COLS);
+    set_cols(&t[PL_TYPE_Q4_K], dot_q4_K_512_cols2, dot_q4_K_512_cols3);
     set_dot(&t[PL_TYPE_Q5_K], dot_q5_K_512, dot_q5_K_512_tile, 1, PL_Q45_COLS);
+    set_cols(&t[PL_TYPE_Q5_K], dot_q5_K_512_cols2, dot_q5_K_512_cols3);
     set_dot(&t[PL_TYPE_Q6_K], dot_q6_K_512, dot_q6_K_512_tile, 1, PL_Q6_COLS);
+    set_cols(&t[PL_TYPE_Q6_K], dot_q6_K_512_cols2, dot_q6_K_512_cols3);
     set_rows(&t[PL_TYPE_Q4_K], dot_q4_K_512_rows);
     set_rows(&t[PL_TYPE_Q5_K], dot_q5_K_512_rows);
     set_rows(&t[PL_TYPE_Q6_K], dot_q6_K_512_rows);

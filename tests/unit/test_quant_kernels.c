@@ -10,7 +10,8 @@
  *  - vec_dot_tile, where a tier has one: every entry of the tile
  *    bit-identical (memcmp; NaN matches any NaN) to vec_dot of its row and column, on random,
  *    exact and edge rows with padded strides, and within tolerance of the
- *    reference (a token's result must not depend on its batch).
+ *    reference (a token's result must not depend on its batch); the
+ *    part-tile kernels (vec_dot_cols: one row x 2 and x 3 tokens) alike.
  * Buffers are allocated at their exact size so the ASan build catches any
  * read past the blocks a kernel is given.  A tier the host cannot run is
  * reported (never counted as passed).
@@ -187,6 +188,8 @@ static void check_tile_kernel(uint32_t type, pl_quant_tier tier, pl_vec_dot_tile
 static void check_tile(uint32_t type, pl_quant_tier tier) {
     const pl_quant_kernel_set *k = pl_quant_kernels_tier(type, tier);
     check_tile_kernel(type, tier, k->vec_dot_tile, k->tile_rows, k->tile_cols, "vec_dot_tile");
+    for (int c = 2; c < PL_PART_COLS; c++)
+        if (k->vec_dot_cols[c]) check_tile_kernel(type, tier, k->vec_dot_cols[c], 1, c, "vec_dot_cols");
 }
 
 static void check_rows(uint32_t type, pl_quant_tier tier) {

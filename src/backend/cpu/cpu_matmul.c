@@ -62,6 +62,17 @@ void pl_cpu_mm_rows(const pl_weight *w, const pl_quant_kernel_set *k, const void
                 for (int64_t r = r_tiled; r < r1; r++)
                     yt[(size_t)c * y_stride + (size_t)(r - lo)] = k->vec_dot(w->n_in, pl_weight_row(w, r), (const uint8_t *)a + (size_t)c * act_row);
         }
+        /* two or three tokens left over (a short verification pass, the
+         * tail of a longer one): one part-tile per row, the block unpacked
+         * once for them, where the type has one */
+        const int64_t left = n_tok - t_tiled;
+        if (left >= 2 && left < PL_PART_COLS && k->vec_dot_cols[left]) {
+            const void *a = (const uint8_t *)act + (size_t)t_tiled * act_row;
+            float *yt = y + (size_t)t_tiled * y_stride;
+            for (int64_t r = r0; r < r1; r++)
+                k->vec_dot_cols[left](w->n_in, pl_weight_row(w, r), w->row_bytes, a, act_row, yt + (r - lo), y_stride);
+            continue;
+        }
         /* the tokens left over (every token of a decode): the rows kernel
          * where the type has one, vec_dot for the rows it leaves */
         const int64_t dr = k->vec_dot_rows ? k->dot_rows : 0, r_rows = dr ? r0 + (r1 - r0) / dr * dr : r0;
