@@ -28,6 +28,8 @@
 #include "commands.h"
 #include "srv_model.h"
 #include "srv_text.h"
+#include "spec_draft.h"
+#include "spec_loop.h"
 #include "srv_think.h"
 
 #define CMD "chat"
@@ -39,6 +41,7 @@ const char cmd_chat_usage[] =
     "                      [--seed S] [-t N] [--ctx N] [--batch N] [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off]\n"
     "                      [--template FILE] [--device D] [--device-memory S]\n"
     "                      [--enable-thinking true|false] [--hide-reasoning]\n"
+    "                      [--lookup N | --draft M [--draft-max N] [--draft-min N]]\n"
     "                      [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]]\n\n"
     "Chat with the model in the terminal.  Every turn renders the conversation with the model's\n"
     "chat template (tokenizer.chat_template; --template FILE replaces it) exactly as 'pocketllm\n"
@@ -70,7 +73,14 @@ const char cmd_chat_usage[] =
     "  --template FILE        a Jinja chat template instead of the model's\n"
     CLI_DEVICE_HELP
     "  --enable-thinking B    pass enable_thinking=B to the template (Qwen3: false skips thinking)\n"
-    "  --hide-reasoning       do not show the reasoning\n";
+    "  --hide-reasoning       do not show the reasoning\n"
+    "  --lookup N             speculative decoding by prompt lookup (n-grams of up to N tokens of the\n"
+    "                         conversation, 1..8), as for 'pocketllm run': the same replies, fewer passes\n"
+    "  --draft M, -md M       speculative decoding with a draft model (the model's vocabulary, opened\n"
+    "                         on the same device with the same cache settings)\n"
+    "  --draft-max N, --draft-min N  most / fewest drafted tokens a pass verifies (default 8 / 1)\n"
+    "                         (with --lookup or --draft, the count of drafted and kept tokens is printed on\n"
+    "                         stderr when the chat ends; neither goes with --mmproj yet)\n";
 
 typedef struct chat_opts {
     srv_model_params mp;
@@ -82,6 +92,8 @@ typedef struct chat_opts {
     uint32_t n_batch, kv_type, kv_type_v;
     int flash_attn; /* --flash-attn: 1, 0, or -1 not given (cli_flash_auto) */
     cli_device device;
+    int64_t lookup, draft_max, draft_min; /* speculative decoding (spec_loop.c) */
+    const char *draft;
 } chat_opts;
 
 static volatile sig_atomic_t interrupted;
@@ -186,11 +198,29 @@ static int parse(int argc, char **argv, chat_opts *o) {
             else return cli_usage(CMD, "--enable-thinking wants true or false, not '%s'", v);
         } else if (!strcmp(argv[i], "--hide-reasoning")) {
             o->hide_reasoning = true;
+        } else if (cli_opt(argc, argv, &i, "--draft", &v, &err) || cli_opt(argc, argv, &i, "-md", &v, &err)) {
+            if (err) return cli_usage(CMD, "--draft %s", err);
+            o->draft = v;
+        } else if (cli_opt(argc, argv, &i, "--lookup", &v, &err) || cli_opt(argc, argv, &i, "--draft-max", &v, &err) ||
+                   cli_opt(argc, argv, &i, "--draft-min", &v, &err)) {
+            const char *name = argv[i - 1];
+            const bool lookup = !strcmp(name, "--lookup");
+            if (err) return cli_usage(CMD, "%s %s", name, err);
+            int64_t n;
+            if (!cli_parse_i64(v, 1, lookup ? 8 : 64, &n))
+                return cli_usage(CMD, "%s wants %s, not '%s'", name, lookup ? "the longest n-gram, 1..8" : "1..64", v);
+            if (lookup) o->lookup = n;
+            else if (!strcmp(name, "--draft-max")) o->draft_max = n;
+            else o->draft_min = n;
         } else {
             return cli_usage(CMD, "unknown argument '%s'", argv[i]);
         }
     }
     if (!o->mp.path) return cli_usage(CMD, "needs --model M");
+    if (o->lookup && o->draft) return cli_usage(CMD, "--lookup and --draft are two ways to draft: give one");
+    if ((o->lookup || o->draft) && o->mp.mmproj_path)
+        return cli_usage(CMD, "--lookup and --draft do not go with --mmproj yet");
+    if (o->draft_min > o->draft_max) return cli_usage(CMD, "--draft-min is larger than --draft-max");
     if ((o->mp.image_min_tokens || o->mp.image_max_tokens) && !o->mp.mmproj_path)
         return cli_usage(CMD, "--image-min-tokens and --image-max-tokens need --mmproj FILE");
     return cli_device_srv_params(CMD, &o->device, &o->mp);
@@ -212,6 +242,8 @@ typedef struct chat {
     size_t n_pending;       /* the last of them, attached to the next message */
     bool tty, in_reasoning;
     unsigned turn;
+    spec_draft dm;          /* --draft: the draft model (dm.s NULL without) */
+    uint64_t drafted, accepted, passes; /* speculative decoding, over the chat */
 } chat;
 
 static bool add_message(cJSON *history, const char *role, const char *content, const char *reasoning) {
@@ -370,6 +402,62 @@ static pocketllm_status emit(chat *c, pocketllm_detokenizer *d, srv_think *th, i
     return st;
 }
 
+/* What one reply's speculative loop shows and counts (spec_loop's take). */
+typedef struct chat_spec {
+    chat *c;
+    pocketllm_detokenizer *d;
+    srv_think *th;
+    int64_t n_gen;
+} chat_spec;
+
+/* One id of the reply: shown, as the plain loop shows it; false when it
+ * ends the reply (an end-of-generation id, -n reached, Ctrl-C). */
+static bool spec_take(void *user, int32_t id, pocketllm_status *st) {
+    chat_spec *cs = user;
+    cs->n_gen++;
+    if (pocketllm_token_is_eog(cs->c->m.model, id)) return false;
+    if ((*st = emit(cs->c, cs->d, cs->th, id, false))) return false;
+    if (cs->c->o->n_predict > 0 && cs->n_gen >= cs->c->o->n_predict) return false;
+    return !interrupted;
+}
+
+static size_t spec_room(void *user) {
+    const chat_spec *cs = user;
+    return cs->c->o->n_predict > 0 ? (size_t)(cs->c->o->n_predict - cs->n_gen) : SIZE_MAX;
+}
+
+/* The reply by speculative decoding (--lookup, --draft): the ids the
+ * session holds are the history drafts come from, and stay c->held. */
+static pocketllm_status spec_reply(chat *c, pocketllm_sampler *smp, bool sampled, pocketllm_detokenizer *d,
+                                   srv_think *th, bool *full) {
+    chat_spec cs = {c, d, th, 0};
+    spec_loop L;
+    memset(&L, 0, sizeof L);
+    L.s = c->s;
+    L.smp = smp;
+    L.n_vocab = pocketllm_session_n_vocab(c->s);
+    L.sampled = sampled;
+    L.dm = &c->dm;
+    L.lookup = (int)c->o->lookup;
+    L.draft_max = (size_t)c->o->draft_max;
+    L.draft_min = (size_t)c->o->draft_min;
+    L.hist = c->held;
+    L.n_hist = c->n_held;
+    L.cap = c->cap_held;
+    L.take = spec_take;
+    L.room = spec_room;
+    L.user = &cs;
+    pocketllm_status st = spec_loop_run(&L);
+    c->held = L.hist;
+    c->cap_held = L.cap;
+    /* the last id taken is held only when it was evaluated */
+    const size_t past = pocketllm_session_n_past(c->s);
+    c->n_held = L.n_hist < past ? L.n_hist : past;
+    c->drafted += L.drafted, c->accepted += L.accepted, c->passes += L.passes;
+    *full = L.context_full;
+    return st;
+}
+
 /* One reply to the conversation so far; false when the turn could not run. */
 static bool reply(chat *c) {
     size_t n = 0;
@@ -385,6 +473,13 @@ static bool reply(chat *c) {
     srv_think_init(&th, c->m.tmpl, prompt);
     pocketllm_status st = pocketllm_sampler_new(&sp, &smp);
     if (!st) st = pocketllm_detokenizer_new(c->m.model, 0, &d);
+    if (!st && c->dm.s) {
+        /* the draft model holds a start of what the session holds: keep
+         * what the new prompt shares with it */
+        size_t common = 0;
+        while (common < n && common < c->n_held && ids[common] == c->held[common]) common++;
+        st = spec_draft_keep(&c->dm, common);
+    }
     if (!st) st = c->n_images ? sync_media(c, ids, n, prompt, add_special, &logits_ready) : sync_session(c, ids, n);
     if (!st && !interrupted && !logits_ready) {
         st = pocketllm_session_eval(c->s, ids + n - 1, 1, 0);
@@ -397,7 +492,9 @@ static bool reply(chat *c) {
     int64_t n_gen = 0;
     bool full = false;
     c->in_reasoning = false;
-    while (!st && !interrupted) {
+    const bool spec = c->o->lookup || c->o->draft;
+    if (!st && !interrupted && spec) st = spec_reply(c, smp, sp.temperature > 0, d, &th, &full);
+    while (!st && !interrupted && !spec) {
         int32_t id;
         if ((st = pocketllm_sampler_sample(smp, pocketllm_session_logits(c->s, -1), n_vocab, &id))) break;
         n_gen++;
@@ -628,6 +725,8 @@ int cmd_chat(int argc, char **argv) {
     o.kv_type_v = POCKETLLM_KV_AS_K;
     o.flash_attn = -1;
     o.mp.n_ctx = 0;
+    o.draft_max = 8;
+    o.draft_min = 1;
     int rc = parse(argc, argv, &o);
     if (rc) return rc;
     if (!o.seed_given) o.sp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
@@ -659,6 +758,24 @@ int cmd_chat(int argc, char **argv) {
         cJSON_Delete(c.history);
         srv_model_close(&c.m);
         return rc;
+    }
+    if (o.draft) {
+        /* the draft's session as the target's: its device, threads and cache */
+        run_common rc_draft;
+        run_common_defaults(&rc_draft);
+        rc_draft.n_threads = o.mp.n_threads;
+        rc_draft.n_batch = o.n_batch;
+        rc_draft.kv_type = o.kv_type;
+        rc_draft.kv_type_v = o.kv_type_v;
+        rc_draft.flash_attn = o.flash_attn;
+        rc_draft.device = o.device;
+        if ((rc = spec_draft_open(o.draft, &rc_draft, c.m.model, pocketllm_session_n_ctx(c.s),
+                                  o.sp.temperature > 0 ? &o.sp : NULL, &c.dm, CMD))) {
+            cJSON_Delete(c.history);
+            pocketllm_session_free(c.s);
+            srv_model_close(&c.m);
+            return rc;
+        }
     }
     /* Ctrl-C interrupts a read or a reply instead of ending the process */
     struct sigaction sa;
@@ -727,6 +844,12 @@ int cmd_chat(int argc, char **argv) {
         c.n_pending = 0;
     }
     fflush(stdout);
+    if (o.lookup || o.draft)
+        fprintf(stderr, "pocketllm chat: %s drafted %llu tokens, %llu kept (%.1f%%), in %llu passes\n",
+                o.lookup ? "lookup" : "the draft model", (unsigned long long)c.drafted,
+                (unsigned long long)c.accepted, c.drafted ? 100.0 * (double)c.accepted / (double)c.drafted : 0.0,
+                (unsigned long long)c.passes);
+    spec_draft_close(&c.dm);
     drop_images(&c, 0);
     free(c.held);
     cJSON_Delete(c.history);

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "run_common.h"
 #include "spec_draft.h"
+#include "spec_loop.h"
 
 #define MAX_IMAGES 64
 
@@ -256,114 +257,59 @@ static int open_grammar(const run_opts *o, const pocketllm_model *model, pocketl
     return CLI_OK;
 }
 
-/* What a --lookup run drafted, kept and spent. */
-typedef struct spec_stats {
-    uint64_t drafted, accepted, passes;
-} spec_stats;
+/* The output of a speculative run, for spec_loop's take(). */
+typedef struct spec_out {
+    const run_opts *o;
+    const run_state *rs;
+    pocketllm_detokenizer *detok;
+    int32_t *gen;
+    size_t n_gen;
+} spec_out;
 
-/* One id into the output of a --lookup run: recorded, its text written,
- * and -- unless it ends the generation (an end-of-generation id, or -n
- * reached: false) -- shown to the sampler's penalties and the history the
- * drafts are looked up in.  *st is set when writing fails. */
-static bool spec_take(const run_opts *o, const run_state *rs, pocketllm_sampler *smp, pocketllm_detokenizer *detok,
-                      int32_t id, int32_t *gen, size_t *n_gen, int32_t *hist, size_t *n_hist, pocketllm_status *st) {
-    gen[(*n_gen)++] = id;
-    const bool eog = pocketllm_token_is_eog(rs->model, id);
-    if (!eog && detok && (*st = emit(detok, id))) return false;
-    if (eog || *n_gen == (size_t)o->n_predict) return false;
-    pocketllm_sampler_accept(smp, id);
-    hist[(*n_hist)++] = id;
-    return true;
+/* One id into the output: recorded and its text written; false when it
+ * ends the generation (an end-of-generation id, or -n reached). */
+static bool spec_take(void *user, int32_t id, pocketllm_status *st) {
+    spec_out *so = user;
+    so->gen[so->n_gen++] = id;
+    const bool eog = pocketllm_token_is_eog(so->rs->model, id);
+    if (!eog && so->detok && (*st = emit(so->detok, id))) return false;
+    return !eog && so->n_gen < (size_t)so->o->n_predict;
 }
 
-/* The token row j of the verifying pass decides (row -1: the last): with
- * a draft there (j < k) and sampling on, speculative sampling's rule --
- * the draft kept with probability min(1, p/q), else a draw from the
- * residual (p: the target's distribution at the row, into pbuf; q: the
- * draft's, NULL for lookup's certain proposals); otherwise the sampler's
- * own pick, which for greedy is the argmax either way. */
-static pocketllm_status verify_row(const run_opts *o, const run_state *rs, pocketllm_sampler *smp, int32_t row,
-                                   const int32_t *draft, const float *q, float *pbuf, int32_t *id) {
-    const float *logits = pocketllm_session_logits(rs->session, row);
-    if (!draft || o->sp.temperature <= 0) return pocketllm_sampler_sample(smp, logits, rs->n_vocab, id);
-    pocketllm_status st = pocketllm_sampler_probs(smp, logits, rs->n_vocab, pbuf);
-    return st ? st : pocketllm_sampler_spec_step(smp, pbuf, q, rs->n_vocab, *draft, id);
+static size_t spec_room(void *user) {
+    const spec_out *so = user;
+    return (size_t)so->o->n_predict - so->n_gen;
 }
 
-/* The generation loop with speculative decoding: after each token, ids
- * drafted by prompt lookup (--lookup) or by the draft model (--draft)
- * follow it in one pass with every row's logits kept; row j decides the
- * token after the j-th (verify_row), so the drafts are kept while each is
- * what that row decides -- for greedy, what plain decoding picks; sampled,
- * by the acceptance rule, which leaves every token distributed as plain
- * sampling's -- the first row that decides otherwise gives the next token,
- * and the caches are cut back to what was kept.  The sampler sees the kept
- * ids in order, as in the plain loop, so penalties act the same.  gen
- * receives the ids (the ending end-of-generation id included);
- * *context_full as in the plain loop. */
+/* The generation loop with speculative decoding (spec_loop.c) from the
+ * prompt's end: gen receives the ids (the ending end-of-generation id
+ * included); *context_full as in the plain loop. */
 static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_draft *dm, pocketllm_sampler *smp,
                                       pocketllm_detokenizer *detok, const int32_t *prompt, size_t n_prompt,
-                                      int32_t *gen, size_t *n_gen, bool *context_full, spec_stats *ss) {
-    pocketllm_session *s = rs->session;
-    const uint32_t n_ctx = pocketllm_session_n_ctx(s);
-    const size_t cap = n_prompt + (size_t)o->n_predict + 1, nv = (size_t)rs->n_vocab;
-    const bool sampled = o->sp.temperature > 0;
-    int32_t *hist = malloc(cap * sizeof *hist), *batch = malloc(((size_t)o->draft_max + 1) * sizeof *batch);
-    /* sampled: the target's distribution at a row, and the draft model's at each draft */
-    float *p = sampled ? malloc(nv * sizeof *p) : NULL;
-    float *q = sampled && dm->s ? malloc((size_t)o->draft_max * nv * sizeof *q) : NULL;
-    pocketllm_status st = POCKETLLM_OK;
-    if (!hist || !batch || (sampled && !p) || (sampled && dm->s && !q)) st = POCKETLLM_ERR_NO_MEMORY;
-    size_t n_hist = n_prompt;
-    int32_t id;
-    *n_gen = 0;
-    if (!st) {
-        memcpy(hist, prompt, n_prompt * sizeof *hist);
-        st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, -1), rs->n_vocab, &id);
-    }
-    /* id is the next token of the output */
-    while (!st && spec_take(o, rs, smp, detok, id, gen, n_gen, hist, &n_hist, &st)) {
-        const uint32_t base = pocketllm_session_n_past(s);
-        if (base >= n_ctx) {
-            *context_full = true;
-            break;
-        }
-        /* the draft: no longer than the output and the context have room for */
-        size_t room = (size_t)o->n_predict - *n_gen, ctx_room = n_ctx - base - 1;
-        size_t max = (size_t)o->draft_max;
-        if (max > room) max = room;
-        if (max > ctx_room) max = ctx_room;
-        size_t k = 0;
-        if (dm->s) st = spec_draft_next(dm, hist, n_hist, batch + 1, max, &k, q);
-        else if (max) k = pocketllm_lookup_draft(hist, n_hist, 1, (int)o->lookup, batch + 1, max);
-        if (st) break;
-        if (k < (size_t)o->draft_min) k = 0;
-        batch[0] = id;
-        if ((st = pocketllm_session_eval(s, batch, k + 1, k > 0))) break;
-        ss->passes++;
-        ss->drafted += k;
-        /* row j: the logits after id and the first j drafts */
-        size_t j = 0;
-        bool done = false;
-        st = verify_row(o, rs, smp, k ? 0 : -1, k ? &batch[1] : NULL, q, p, &id);
-        while (!st && j < k && id == batch[1 + j]) {
-            if (!spec_take(o, rs, smp, detok, id, gen, n_gen, hist, &n_hist, &st)) {
-                done = !st;
-                break;
-            }
-            j++;
-            st = verify_row(o, rs, smp, (int32_t)j, j < k ? &batch[1 + j] : NULL, q ? q + j * nv : NULL, p, &id);
-        }
-        ss->accepted += j + (done ? 1 : 0);
-        if (st || done) break;
-        /* forget the drafts after the kept ones, in both models */
-        if (j < k && (st = pocketllm_session_seq_truncate(s, 0, base + 1 + (uint32_t)j))) break;
-        if (dm->s && (st = spec_draft_keep(dm, base + 1 + j))) break;
-    }
-    free(hist);
-    free(batch);
-    free(p);
-    free(q);
+                                      int32_t *gen, size_t *n_gen, bool *context_full, spec_loop *L) {
+    spec_out so = {o, rs, detok, gen, 0};
+    memset(L, 0, sizeof *L);
+    L->s = rs->session;
+    L->smp = smp;
+    L->n_vocab = rs->n_vocab;
+    L->sampled = o->sp.temperature > 0;
+    L->dm = dm;
+    L->lookup = (int)o->lookup;
+    L->draft_max = (size_t)o->draft_max;
+    L->draft_min = (size_t)o->draft_min;
+    L->cap = n_prompt + (size_t)o->n_predict + 1;
+    L->hist = malloc(L->cap * sizeof *L->hist);
+    if (!L->hist) return POCKETLLM_ERR_NO_MEMORY;
+    memcpy(L->hist, prompt, n_prompt * sizeof *L->hist);
+    L->n_hist = n_prompt;
+    L->take = spec_take;
+    L->room = spec_room;
+    L->user = &so;
+    pocketllm_status st = spec_loop_run(L);
+    free(L->hist);
+    L->hist = NULL;
+    *n_gen = so.n_gen;
+    *context_full = L->context_full;
     return st;
 }
 
@@ -417,7 +363,8 @@ int cmd_run(int argc, char **argv) {
     double t1 = cli_now();
     const int32_t n_vocab = rs.n_vocab;
     bool context_full = false;
-    spec_stats ss = {0, 0, 0};
+    spec_loop ss;
+    memset(&ss, 0, sizeof ss);
     if (o.lookup || o.draft) {
         st = spec_generate(&o, &rs, &dm, smp, detok, media ? mr.ids : rs.prompt, n_prompt, gen, &n_gen, &context_full,
                            &ss);
