@@ -22,7 +22,7 @@
 
 const char cmd_serve_usage[] =
     "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
-    "                       [--parallel N] [-t N] [--queue N] [--batch N] [--kv T]\n"
+    "                       [--parallel N] [-t N] [--queue N] [--batch N] [--lookup N] [--kv T]\n"
     "                       [-ctk T] [-ctv T] [--flash-attn on|off] [--device D] [--device-memory S]\n"
     "                       [--template FILE] [--name NAME] [--max-body SIZE] [--max-upload-mb N]\n"
     "                       [--keepalive S] [--quiet] [--metrics] [--pooling mean|cls|last]\n"
@@ -58,6 +58,12 @@ const char cmd_serve_usage[] =
     "  --queue N          requests that may wait for a sequence (default 64; 0 = none)\n"
     "  --batch N          most tokens in one forward pass: decoding tokens first, then chunks of\n"
     "                     prompts (default 256)\n"
+    "  --lookup N         speculative decoding by prompt lookup, per sequence and in the batch: each\n"
+    "                     decoding sequence drafts ids from n-grams (up to N long, 1..8) of its\n"
+    "                     prompt and reply, verified in the same pass; replies are plain decoding's,\n"
+    "                     token for token (greedy or sampled); /health and /metrics count the\n"
+    "                     drafts and how many were kept\n"
+    "  --draft-max N, --draft-min N  most / fewest ids a sequence drafts in a step (default 8 / 1)\n"
     CLI_KV_HELP
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
     CLI_DEVICE_HELP
@@ -119,6 +125,20 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             if (err) break;
             if (!cli_parse_i64(v, 0, 100000, &n)) return cli_usage(CMD, "--queue wants 0..100000, not '%s'", v);
             sp->queue = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--lookup", &v, &err)) {
+            if (err) break;
+            if (!cli_parse_i64(v, 1, 8, &n)) return cli_usage(CMD, "--lookup wants the longest n-gram, 1..8, not '%s'", v);
+            sp->lookup = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--draft-max", &v, &err) || cli_opt(argc, argv, &i, "--draft-min", &v, &err)) {
+            const bool max = !strcmp(argv[i - 1], "--draft-max");
+            if (err) break;
+            if (!cli_parse_i64(v, 1, SRV_MAX_DRAFT, &n))
+                return cli_usage(CMD, "%s wants 1..%d, not '%s'", max ? "--draft-max" : "--draft-min", SRV_MAX_DRAFT, v);
+            if (max) sp->draft_max = (uint32_t)n;
+            else sp->draft_min = (uint32_t)n;
+        } else if (cli_opt(argc, argv, &i, "--draft", &v, &err) || cli_opt(argc, argv, &i, "-md", &v, &err)) {
+            return cli_usage(CMD, "--draft: the server drafts by prompt lookup (--lookup N); a draft model is not "
+                             "supported there yet (it is in 'pocketllm run' and 'chat')");
         } else if (cli_opt(argc, argv, &i, "--batch", &v, &err) || cli_opt(argc, argv, &i, "-b", &v, &err)) {
             if (err) break;
             if (!cli_parse_i64(v, 1, 65536, &n)) return cli_usage(CMD, "--batch wants 1..65536 tokens, not '%s'", v);
@@ -188,13 +208,14 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
 int cmd_serve(int argc, char **argv) {
     srv_model_params mp = {0};
     srv_sched_params sp = {.parallel = 4, .queue = 64, .n_batch = 256, .kv_type = 1, .kv_type_v = POCKETLLM_KV_AS_K,
-                           .flash_attn = -1, .n_threads = 0};
+                           .flash_attn = -1, .n_threads = 0, .draft_max = 8, .draft_min = 1};
     srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .max_upload = (size_t)100 << 20,
                           .keepalive_ms = 2000, .log = true, .pooling = POCKETLLM_POOLING_MODEL};
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &mp, &sp, &hp, &dev);
     if (rc) return rc;
     if ((rc = cli_device_srv_params(CMD, &dev, &mp))) return rc;
+    if (sp.draft_min > sp.draft_max) return cli_usage(CMD, "--draft-min is larger than --draft-max");
     sp.flash_attn = cli_flash_auto(sp.flash_attn, sp.kv_type, sp.kv_type_v);
     if (!hp.api_key) {
         const char *env = getenv("POCKETLLM_API_KEY");

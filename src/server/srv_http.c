@@ -114,10 +114,21 @@ static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
     srv_buf_printf(&b,
                    "{\"status\":\"ok\",\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u,"
                    "\"forward_passes\":%llu,\"tokens_evaluated\":%llu,\"most_sequences_in_a_pass\":%u,"
-                   "\"modalities\":{\"vision\":%s,\"audio\":%s}}",
+                   "\"modalities\":{\"vision\":%s,\"audio\":%s},",
                    st.active, st.parallel, st.queued, st.queue_cap, (unsigned long long)st.passes,
                    (unsigned long long)st.tokens, st.most_sequences, h->m->has_vision ? "true" : "false",
                    h->m->has_audio ? "true" : "false");
+    /* speculative decoding: what was drafted, what was kept, their ratio
+     * (null before any draft, and without --lookup) */
+    if (st.lookup && st.drafted)
+        srv_buf_printf(&b, "\"speculative\":{\"lookup\":%u,\"drafted\":%llu,\"accepted\":%llu,\"acceptance_rate\":%.6f}}",
+                       st.lookup, (unsigned long long)st.drafted, (unsigned long long)st.accepted,
+                       (double)st.accepted / (double)st.drafted);
+    else if (st.lookup)
+        srv_buf_printf(&b, "\"speculative\":{\"lookup\":%u,\"drafted\":0,\"accepted\":0,\"acceptance_rate\":null}}",
+                       st.lookup);
+    else
+        srv_buf_printf(&b, "\"speculative\":null}");
     return srv_http_reply_json(conn, 200, b.oom ? NULL : srv_buf_take(&b, NULL));
 }
 

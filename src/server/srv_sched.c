@@ -30,6 +30,19 @@
  * (runtime/asr.h); the server stays on the ABI.  A client that goes away
  * meanwhile is noticed when the call returns.
  *
+ * With --lookup, each decoding sequence's next token is followed in the
+ * batch by up to draft_max ids drafted by prompt lookup from what the
+ * sequence holds; every one of those rows asks for logits.  The job then
+ * samples row after row as it would sample step after step -- the same
+ * sampler, penalties, grammar, bias, stop strings and log-probabilities --
+ * and goes on while the token it drew is the draft the next row was
+ * computed after; the first that differs is its next token, and the rows
+ * after it are cut from the cache.  A row's logits are those of a plain
+ * step (the engine's rows do not depend on their batch) and each row is
+ * sampled once, in order, so the output -- greedy or sampled, with its
+ * seed -- is plain decoding's, token for token; the acceptance rate is
+ * counted for /health and /metrics.
+ *
  * An embeddings request (POST /v1/embeddings) is one job too: it takes a
  * free sequence and embeds one of its inputs per step there
  * (pocketllm_embed), so the session is only ever used by this thread, and
@@ -79,6 +92,10 @@ typedef struct job {
     double t_last;           /* when its last token was sampled (metrics) */
     int64_t max_gen;
     srv_choice_update stage; /* output of this step, moved to the task under the lock */
+    int32_t draft[SRV_MAX_DRAFT]; /* --lookup: the ids after next_id in this step's batch */
+    size_t n_draft;
+    size_t draft_base;       /* the sequence's rows before next_id's */
+    size_t cut_to;           /* rows the sequence keeps after this pass's drafts (0: all) */
     bool finished, failed;
     char err[256];           /* why it failed, when the engine said */
     struct job *next;        /* queue link */
@@ -103,6 +120,7 @@ struct srv_sched {
     size_t *n_held;
     uint32_t n_active;
     uint64_t n_passes, n_tokens; /* counters for /health (lock held) */
+    uint64_t n_drafted, n_accepted; /* --lookup's drafts verified and kept (lock held) */
     uint32_t most_seqs;
     pocketllm_batch_token *batch; /* n_batch + parallel tokens */
     job **batch_job;
@@ -349,21 +367,47 @@ static void job_sample(srv_sched *s, job *j, const float *logits) {
     j->has_next = true;
 }
 
-/* Fill the batch: decoding jobs' next tokens, then prompt chunks. */
+/* --lookup: draft the ids after j's next one (already held) from what its
+ * sequence holds, as many as the reply, the context and --draft-max allow;
+ * none past an image's rows. */
+static size_t draft_ids(const srv_sched *s, job *j) {
+    const uint32_t slot = j->slot;
+    size_t max = s->p.draft_max;
+    const int64_t gen_room = j->max_gen - (int64_t)j->n_gen - 1;
+    const size_t ctx_room = s->m->n_ctx - s->n_held[slot];
+    if (gen_room < (int64_t)max) max = gen_room > 0 ? (size_t)gen_room : 0;
+    if (ctx_room < max) max = ctx_room;
+    if (!max) return 0;
+    size_t k = pocketllm_lookup_draft(s->held[slot], s->n_held[slot], 1, (int)s->p.lookup, j->draft, max);
+    for (size_t i = 0; i < k; i++)
+        if (j->draft[i] < 0) k = i;
+    return k < s->p.draft_min ? 0 : k;
+}
+
+/* Fill the batch: decoding jobs' next tokens (each followed by its drafts
+ * under --lookup), then prompt chunks. */
 static size_t build_batch(srv_sched *s) {
     size_t n = 0;
     const size_t budget = s->p.n_batch;
     for (uint32_t i = 0; i < s->p.parallel; i++) {
         job *j = s->slots[i];
         if (!j || !j->has_next) continue;
+        j->draft_base = s->n_held[j->slot];
         s->batch[n] = (pocketllm_batch_token){j->next_id, j->slot, 1};
         hold(s, j->slot, j->next_id);
         s->batch_job[n++] = j;
         j->has_next = false;
+        j->n_draft = s->p.lookup ? draft_ids(s, j) : 0;
+        for (size_t d = 0; d < j->n_draft; d++) {
+            s->batch[n] = (pocketllm_batch_token){j->draft[d], j->slot, 1};
+            hold(s, j->slot, j->draft[d]);
+            s->batch_job[n++] = j;
+        }
     }
     for (uint32_t i = 0; i < s->p.parallel && n < budget; i++) {
         job *j = s->slots[i];
         if (!j || !j->prompt || j->n_fed >= j->prompt->n || j->prompt->n_media) continue;
+        j->n_draft = 0;
         size_t k = j->prompt->n - j->n_fed;
         if (k > budget - n) k = budget - n;
         for (size_t t = 0; t < k; t++) {
@@ -548,6 +592,39 @@ static size_t embed_jobs(srv_sched *s) {
     return tokens;
 }
 
+/* The rows of a decoding job that drafted (from batch row i0: its next
+ * token's, then one per draft): sampled in order while each drawn token
+ * is the draft the next row was computed after; the rows past the last
+ * one kept are cut from the sequence.  The drafts kept are added to
+ * *accepted.  Returns the row after the job's. */
+static size_t verify_drafts(srv_sched *s, job *j, size_t i0, uint64_t *accepted) {
+    const size_t k = j->n_draft;
+    size_t r = 0;
+    for (;; r++) {
+        job_sample(s, j, pocketllm_session_batch_logits(s->sess, i0 + r));
+        if (j->finished || j->failed || r == k || j->next_id != j->draft[r]) break;
+        j->has_next = false; /* that draft's row is in the cache already */
+    }
+    *accepted += r;
+    /* cut once every row of the pass is sampled: a cut ends the batch's logits */
+    j->cut_to = r < k ? j->draft_base + 1 + r : 0;
+    return i0 + k + 1;
+}
+
+/* The cuts verify_drafts left, after the pass's sampling. */
+static void cut_drafts(srv_sched *s) {
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (!j || !j->cut_to) continue;
+        if (pocketllm_session_seq_truncate(s->sess, j->slot, (uint32_t)j->cut_to)) {
+            snprintf(j->err, sizeof j->err, "%s", pocketllm_last_error());
+            j->failed = true;
+        }
+        s->n_held[j->slot] = j->cut_to;
+        j->cut_to = 0;
+    }
+}
+
 static void *sched_main(void *arg) {
     srv_sched *s = arg;
     pthread_mutex_lock(&s->mu);
@@ -563,6 +640,7 @@ static void *sched_main(void *arg) {
 
         const size_t media_rows = (s->m->mm ? media_prefill(s) + transcribe_jobs(s) : 0) + embed_jobs(s);
         const size_t n = build_batch(s);
+        uint64_t drafted = 0, accepted = 0;
         const char *fail = NULL;
         char msg[256];
         if (n) {
@@ -571,14 +649,25 @@ static void *sched_main(void *arg) {
                 snprintf(msg, sizeof msg, "the forward pass failed: %s", pocketllm_last_error());
                 fail = msg;
             } else {
-                for (size_t i = 0; i < n; i++)
-                    if (s->batch_job[i]) job_sample(s, s->batch_job[i], pocketllm_session_batch_logits(s->sess, i));
+                for (size_t i = 0; i < n;) {
+                    job *j = s->batch_job[i];
+                    if (j && j->n_draft) {
+                        drafted += j->n_draft;
+                        i = verify_drafts(s, j, i, &accepted);
+                        continue;
+                    }
+                    if (j) job_sample(s, j, pocketllm_session_batch_logits(s->sess, i));
+                    i++;
+                }
+                if (drafted) cut_drafts(s);
             }
         }
         uint32_t seqs = 0; /* distinct sequences in the pass (a sequence's tokens are adjacent) */
         for (size_t i = 0; i < n; i++) seqs += i == 0 || s->batch[i].seq != s->batch[i - 1].seq;
         pthread_mutex_lock(&s->mu);
         s->n_tokens += media_rows;
+        s->n_drafted += drafted;
+        s->n_accepted += accepted;
         if (n) {
             s->n_passes++;
             s->n_tokens += n;
@@ -606,7 +695,12 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
     pthread_cond_init(&s->wake, NULL);
     pocketllm_session_params sp = pocketllm_session_default_params();
     sp.n_ctx = m->n_ctx;
-    sp.n_batch = s->p.n_batch + s->p.parallel; /* a step: every decoding token plus prompt chunks */
+    if (s->p.lookup && s->p.draft_max < 1) s->p.draft_max = 8;
+    if (s->p.draft_max > SRV_MAX_DRAFT) s->p.draft_max = SRV_MAX_DRAFT;
+    if (!s->p.lookup) s->p.draft_max = 0;
+    /* a step: every decoding token and its drafts, plus prompt chunks */
+    const size_t cap = (size_t)s->p.n_batch + (size_t)s->p.parallel * (1 + s->p.draft_max);
+    sp.n_batch = (uint32_t)cap;
     sp.kv_type = p->kv_type;
     sp.kv_type_v = p->kv_type_v;
     sp.flash_attn = p->flash_attn;
@@ -619,7 +713,6 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
         srv_sched_free(s);
         return st;
     }
-    const size_t cap = (size_t)s->p.n_batch + s->p.parallel;
     s->slots = calloc(s->p.parallel, sizeof *s->slots);
     s->held = calloc(s->p.parallel, sizeof *s->held);
     s->n_held = calloc(s->p.parallel, sizeof *s->n_held);
@@ -796,5 +889,8 @@ void srv_sched_stats_get(srv_sched *s, srv_sched_stats *st) {
     st->passes = s->n_passes;
     st->tokens = s->n_tokens;
     st->most_sequences = s->most_seqs;
+    st->lookup = s->p.lookup;
+    st->drafted = s->n_drafted;
+    st->accepted = s->n_accepted;
     pthread_mutex_unlock(&s->mu);
 }

@@ -25,6 +25,9 @@ typedef struct srv_task srv_task;
 struct srv_metrics;
 struct srv_embd;
 
+/* Most ids one sequence drafts a step (--draft-max). */
+#define SRV_MAX_DRAFT 64
+
 typedef struct srv_sched_params {
     uint32_t parallel;  /* sequences decoded together */
     uint32_t queue;     /* requests that may wait for a sequence */
@@ -33,6 +36,10 @@ typedef struct srv_sched_params {
     int flash_attn; /* llama.cpp's flash-attention arithmetic */
     int n_threads;
     struct srv_metrics *metrics; /* tokens, prompt-cache reuse, latencies (srv_metrics.h); NULL: none */
+    /* speculative decoding by prompt lookup (0: off): each decoding
+     * sequence drafts up to draft_max ids from n-grams (at most `lookup`
+     * long) of what it holds, verified in the same batched pass */
+    uint32_t lookup, draft_max, draft_min;
 } srv_sched_params;
 
 /* One generated token's log-probability and the best alternatives. */
@@ -102,6 +109,8 @@ typedef struct srv_sched_stats {
     uint64_t passes;          /* forward passes run since start */
     uint64_t tokens;          /* tokens they evaluated (prompt and generated) */
     uint32_t most_sequences;  /* most sequences one pass has served */
+    uint32_t lookup;          /* --lookup (0: no speculative decoding) */
+    uint64_t drafted, accepted; /* drafted ids verified, and how many of them were kept */
 } srv_sched_stats;
 void srv_sched_stats_get(srv_sched *s, srv_sched_stats *st);
 
