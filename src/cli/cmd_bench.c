@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_grammar.h"
+#include "bench_spec.h"
 #include "bench_verify.h"
 #include "cli.h"
 #include "commands.h"
@@ -26,6 +27,7 @@
 const char cmd_bench_usage[] =
     "usage: pocketllm bench (--model M | --synth SHAPE:TYPE) [-p N] [-n N] [-d DEPTH] [--pp-depth D]\n"
     "                       [-t N] [-r REPS] [--verify N]\n"
+    "                       [--lookup N | --draft M [--draft-max N] [--draft-min N]]\n"
     "                       [--kv T] [-ctk T] [-ctv T] [--flash-attn on|off] [--batch N] [--device D]\n"
     "                       [--device-memory S] [--mmproj F (--image F | --image-size WxH |\n"
     "                       --audio F) [--image-max-tokens N]] [--json-schema F | --grammar F]\n"
@@ -62,6 +64,12 @@ const char cmd_bench_usage[] =
     "  --pp-depth D        tokens in the cache before pp (default 0)\n"
     "  -t N                threads (default: the physical cores)\n"
     "  -r REPS             repetitions (default 5)\n"
+    "  --lookup N | --draft M  instead of pp/tg: greedy generation of -n tokens after a prompt of -p,\n"
+    "                      step by step and with speculative decoding (prompt lookup of n-grams up\n"
+    "                      to N, or the draft model M, as 'pocketllm run'), the same ids both ways\n"
+    "                      (checked); prints both speeds, the speed-up, the drafts made and kept\n"
+    "                      (the acceptance rate) and tokens per verifying pass\n"
+    "  --draft-max N, --draft-min N  most / fewest drafted ids a pass verifies (default 8 / 1)\n"
     "  --verify N          also time speculative decoding's verification: a pass of 1 + j tokens\n"
     "                      (every row's logits kept, as run --draft/--lookup verify) at depth DEPTH,\n"
     "                      j = 1..N (1..64), each against one decode step there (the median of REPS\n"
@@ -208,6 +216,8 @@ typedef struct bench_cfg {
     const char *audio; /* --audio: the audio encode instead */
     const char *schema, *grammar; /* --json-schema / --grammar: the constrained decode instead */
     int64_t verify; /* --verify N: the cost of verifying 1..N drafts (bench_verify.c), 0: not measured */
+    int64_t lookup, draft_max, draft_min; /* --lookup / --draft: speculative decoding instead (bench_spec.c) */
+    const char *draft;
 } bench_cfg;
 
 static const char *kv_name(uint32_t t) {
@@ -525,6 +535,10 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         else if (cli_opt(argc, argv, &i, "--pp-depth", &v, &err)) num = &c->pd;
         else if (cli_opt(argc, argv, &i, "-r", &v, &err)) num = &c->reps, lo = 1, hi = 1000;
         else if (cli_opt(argc, argv, &i, "--verify", &v, &err)) num = &c->verify, lo = 1, hi = 64;
+        else if (cli_opt(argc, argv, &i, "--lookup", &v, &err)) num = &c->lookup, lo = 1, hi = 8;
+        else if (cli_opt(argc, argv, &i, "--draft-max", &v, &err)) num = &c->draft_max, lo = 1, hi = 64;
+        else if (cli_opt(argc, argv, &i, "--draft-min", &v, &err)) num = &c->draft_min, lo = 1, hi = 64;
+        else if (cli_opt(argc, argv, &i, "--draft", &v, &err) || cli_opt(argc, argv, &i, "-md", &v, &err)) c->draft = v;
         else if (cli_opt(argc, argv, &i, "--batch", &v, &err)) num = &c->batch, lo = 1, hi = 65536;
         else if (cli_opt(argc, argv, &i, "-t", &v, &err) || cli_opt(argc, argv, &i, "--threads", &v, &err)) {
             if (!err && !cli_parse_i64(v, 1, 1024, &threads)) return cli_usage(cmd, "-t wants 1..1024, not '%s'", v);
@@ -566,6 +580,11 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **model_path, c
         return cli_usage(cmd, "--json-schema / --grammar measure a decode: they need -p and -n of 1 or more, and no --mmproj");
     if (c->pd && (c->schema || c->grammar || c->p == 0))
         return cli_usage(cmd, "--pp-depth goes with a pp (-p of 1 or more), without --json-schema / --grammar");
+    if (c->lookup && c->draft) return cli_usage(cmd, "--lookup and --draft are two ways to draft: give one");
+    if ((c->lookup || c->draft) && (c->schema || c->grammar || c->mmproj || c->verify || c->n < 1 || c->p < 1))
+        return cli_usage(cmd, "--lookup / --draft measure a greedy generation: -p and -n of 1 or more, without "
+                         "--json-schema, --grammar, --mmproj or --verify");
+    if (c->draft_min > c->draft_max) return cli_usage(cmd, "--draft-min is larger than --draft-max");
     if (c->verify && (c->schema || c->grammar || c->mmproj))
         return cli_usage(cmd, "--verify measures the target's passes: not with --json-schema / --grammar / --mmproj");
     const int64_t n_ctx = bench_n_ctx(c);
@@ -578,12 +597,12 @@ int cmd_bench(int argc, char **argv) {
     const char *model_path = NULL, *synth = NULL;
     bool json = false, quiet = false;
     bench_cfg c = {.p = 512, .n = 128, .d = 0, .reps = 5, .batch = 512, .threads = 0, .kv = 1, .kv_v = POCKETLLM_KV_AS_K,
-                   .flash = -1};
+                   .flash = -1, .draft_max = 8, .draft_min = 1};
     cli_device dev = {NULL, 0};
     int rc = parse(argc, argv, &c, &model_path, &synth, &dev, &json, &quiet);
     if (rc) return rc;
     c.flash = cli_flash_auto(c.flash, c.kv, c.kv_v);
-    const int64_t n_ctx = c.schema || c.grammar ? c.p + c.n : bench_n_ctx(&c);
+    const int64_t n_ctx = c.schema || c.grammar || c.lookup || c.draft ? c.p + c.n : bench_n_ctx(&c);
     pocketllm_model_params mp = pocketllm_model_default_params();
     mp.n_threads = c.threads;
     if ((rc = cli_device_params(cmd, &dev, &mp))) return rc;
@@ -672,6 +691,27 @@ int cmd_bench(int argc, char **argv) {
     bench_ids(ids, n_ctx + 64, n_vocab, 1);
     if (c.schema || c.grammar) {
         rc = bench_grammar(cmd, m, s, c.schema, c.grammar, c.p, c.n, c.reps, json);
+        goto done;
+    }
+    if (c.lookup || c.draft) {
+        spec_draft dm;
+        memset(&dm, 0, sizeof dm);
+        if (c.draft) {
+            /* the draft's session as the target's: device, threads, cache */
+            run_common rcd;
+            run_common_defaults(&rcd);
+            rcd.n_threads = c.threads;
+            rcd.n_batch = c.batch;
+            rcd.kv_type = c.kv;
+            rcd.kv_type_v = c.kv_v;
+            rcd.flash_attn = c.flash;
+            rcd.device = dev;
+            if ((rc = spec_draft_open(c.draft, &rcd, m, (uint32_t)n_ctx, NULL, &dm, cmd))) goto done;
+        }
+        const bench_spec_cfg bc = {c.p, c.n, c.reps, (int)c.lookup, c.draft ? &dm : NULL, c.draft, c.draft_max,
+                                   c.draft_min};
+        rc = bench_spec(cmd, s, ids, &bc, json);
+        spec_draft_close(&dm);
         goto done;
     }
 

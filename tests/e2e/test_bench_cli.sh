@@ -84,6 +84,28 @@ expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --verify 0
 expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --verify 65
 expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --verify 4 --json-schema x.json
 
+# --lookup / --draft: the same greedy ids both ways (bench checks and fails
+# otherwise), and the counts: the model drafting for itself keeps every
+# draft, so a pass yields more than one token
+expect_rc 0 "$BIN" bench --model "$PL_SHARED/models/stories260K.gguf" -p 16 -n 40 --draft \
+    "$PL_SHARED/models/stories260K.gguf" --draft-max 4 -r 2 -t 1 --json --quiet
+/usr/bin/python3 - "$PL_TMP/out" <<'PY' || fail "bench --draft --json is wrong"
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+assert d["drafting"] == "draft_model" and d["draft_max"] == 4 and d["n"] == 40, d
+assert d["drafted"] > 0 and d["accepted"] == d["drafted"] and d["acceptance_rate"] == 1, d
+assert d["tokens_per_pass"] > 1 and d["passes"] * d["tokens_per_pass"] == 80, d
+assert d["plain_tokens_per_s"] > 0 and abs(d["speedup"] - d["spec_tokens_per_s"] / d["plain_tokens_per_s"]) < 1e-9, d
+PY
+ok
+expect_rc 0 "$BIN" bench --model "$PL_TMP/t.gguf" -p 16 -n 24 --lookup 2 -r 1 -t 1 --quiet &&
+    expect_grep "drafting  prompt lookup, n-grams up to 2" "$PL_TMP/out" && expect_grep "the same ids" "$PL_TMP/out"
+expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --lookup 2 --draft "$PL_TMP/t.gguf"
+expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --lookup 2 --verify 2
+expect_rc 2 "$BIN" bench --model "$PL_TMP/t.gguf" --lookup 2 -n 0
+expect_rc 1 "$BIN" bench --model "$PL_TMP/t.gguf" -p 8 -n 8 --draft "$PL_SHARED/models/stories260K.gguf" &&
+    expect_grep "vocabulary" "$PL_TMP/err"
+
 # --synth writes a temporary model and removes it
 expect_rc 0 env TMPDIR="$PL_TMP" "$BIN" bench --synth tiny:Q8_0 -p 8 -n 2 -r 1 -t 1 --quiet
 ls "$PL_TMP"/pocketllm-bench-* >/dev/null 2>&1 && fail "bench --synth left its temporary model behind"
