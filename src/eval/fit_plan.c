@@ -169,7 +169,11 @@ static uint64_t value_bytes(const pocketllm_gguf_value *v) {
     const uint32_t esize = pl_gguf_type_size(v->elem_type);
     if (esize) return 12 + v->n * esize;
     uint64_t n = 12;
-    for (uint64_t i = 0; i < v->n; i++) n += value_bytes(&v->elems[i]);
+    for (uint64_t i = 0; i < v->n; i++) {
+        uint64_t len = 0;
+        if (v->elem_type == POCKETLLM_GGUF_STRING) pl_gguf_array_str(v, i, &len);
+        n += v->elem_type == POCKETLLM_GGUF_STRING ? 8 + len : value_bytes(&v->elems[i]);
+    }
     return n;
 }
 

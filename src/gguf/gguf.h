@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/arena.h"
 #include "base/strmap.h"
@@ -25,10 +26,28 @@ struct pocketllm_gguf_value {
     uint32_t elem_type;  /* arrays: the element type */
     uint64_t n;          /* arrays: element count; strings: byte length */
     uint64_t offset;     /* byte offset of the value in the file (for messages) */
-    const uint8_t *raw;  /* scalars and arrays of fixed-size elements: little-endian bytes */
+    const uint8_t *raw;  /* scalars and arrays of fixed-size elements: little-endian bytes;
+                          * arrays of strings: the first element's length prefix */
     const char *str;     /* strings: NUL-terminated copy */
-    struct pocketllm_gguf_value *elems; /* arrays of strings or of arrays */
+    struct pocketllm_gguf_value *elems; /* arrays of arrays */
+    /* Arrays of strings stay in the file: a vocabulary's 151936 tokens and
+     * as many merges would take ~15 MiB as nodes and copies, where their
+     * bytes are already mapped.  str_off[i] is where element i's length
+     * prefix is, from raw (pl_gguf_array_str reads it); a node of its own
+     * is made only when pocketllm_gguf_array_get asks for one (nodes, in
+     * `arena`, made under a lock: a header is shared between threads). */
+    const uint64_t *str_off;
+    struct pocketllm_gguf_value **nodes;
+    pl_arena *arena;
 };
+
+/* String i of an array of strings: its bytes in the file, NOT
+ * NUL-terminated, and its length in *len. */
+static inline const char *pl_gguf_array_str(const struct pocketllm_gguf_value *v, uint64_t i, uint64_t *len) {
+    const uint8_t *p = v->raw + v->str_off[i];
+    memcpy(len, p, 8); /* little-endian, as the reader takes every number */
+    return (const char *)p + 8;
+}
 
 typedef struct pl_gguf_kv {
     const char *key;

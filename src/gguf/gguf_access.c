@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -184,8 +185,34 @@ uint64_t pocketllm_gguf_array_len(const pocketllm_gguf_value *v) {
     return v && v->type == POCKETLLM_GGUF_ARRAY ? v->n : 0;
 }
 
+static pthread_mutex_t string_nodes_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Element i of an array of strings as a node of its own (a NUL-terminated
+ * copy), made on first use and kept with the header: the nodes are a cache
+ * beside the value, which is otherwise left as it was read. */
+static const pocketllm_gguf_value *string_node(const pocketllm_gguf_value *cv, uint64_t i) {
+    pocketllm_gguf_value *v = (pocketllm_gguf_value *)cv; /* the header's own memory, not a const object */
+    pthread_mutex_lock(&string_nodes_mu);
+    if (!v->nodes) v->nodes = pl_arena_alloc(v->arena, (size_t)v->n * sizeof *v->nodes, 8);
+    pocketllm_gguf_value *node = v->nodes ? v->nodes[i] : NULL;
+    if (v->nodes && !node && (node = pl_arena_alloc(v->arena, sizeof *node, 8))) {
+        uint64_t len;
+        const char *s = pl_gguf_array_str(v, i, &len);
+        node->type = POCKETLLM_GGUF_STRING;
+        node->n = len;
+        node->offset = v->offset + 12 + v->str_off[i];
+        node->str = pl_arena_strndup(v->arena, s, (size_t)len);
+        if (node->str) v->nodes[i] = node;
+        else node = NULL;
+    }
+    pthread_mutex_unlock(&string_nodes_mu);
+    if (!node) pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for a string of a GGUF array");
+    return node;
+}
+
 const pocketllm_gguf_value *pocketllm_gguf_array_get(const pocketllm_gguf_value *v, uint64_t i) {
     if (!v || v->type != POCKETLLM_GGUF_ARRAY || i >= v->n) return NULL;
+    if (v->elem_type == POCKETLLM_GGUF_STRING) return string_node(v, i);
     if (v->elems) return &v->elems[i];
     /* fixed-size elements have no node of their own: make one on the
      * caller's thread, valid until the next call on this thread */

@@ -146,6 +146,22 @@ static pocketllm_status read_value(cursor *c, pl_arena *arena, uint32_t type, in
         return POCKETLLM_OK;
     }
     if ((st = count_value(c, n))) return st;
+    if (et == POCKETLLM_GGUF_STRING) {
+        /* validated and located, not copied (see str_off) */
+        const uint64_t first = c->pos;
+        uint64_t *off = n ? pl_arena_alloc(arena, (size_t)n * sizeof *off, 8) : NULL;
+        if (n && !off) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for %s (%" PRIu64 " strings)", what, n);
+        for (uint64_t i = 0; i < n; i++) {
+            const char *s;
+            uint64_t len;
+            off[i] = c->pos - first;
+            if ((st = read_str(c, &s, &len, what))) return st;
+        }
+        v->raw = c->base + first;
+        v->str_off = off;
+        v->arena = arena;
+        return POCKETLLM_OK;
+    }
     v->elems = n ? pl_arena_alloc(arena, (size_t)n * sizeof *v->elems, 8) : NULL;
     if (n && !v->elems) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for %s (%" PRIu64 " elements)", what, n);
     /* elements of an array of arrays each carry their own element type and

@@ -204,6 +204,14 @@ static bool encode_value(buf *b, const pocketllm_gguf_value *v) {
     if (!buf_u32(b, v->elem_type) || !buf_u64(b, v->n)) return false;
     uint32_t esize = pl_gguf_type_size(v->elem_type);
     if (esize) return buf_put(b, v->raw, (size_t)(v->n * esize)); /* bounded by the file it came from */
+    if (v->elem_type == POCKETLLM_GGUF_STRING) {
+        for (uint64_t i = 0; i < v->n; i++) {
+            uint64_t len;
+            const char *s = pl_gguf_array_str(v, i, &len);
+            if (!buf_str(b, s, len)) return false;
+        }
+        return true;
+    }
     for (uint64_t i = 0; i < v->n; i++)
         if (!encode_value(b, &v->elems[i])) return false;
     return true;

@@ -106,8 +106,12 @@ static pocketllm_status parse_gguf(const void *data, size_t size, const char *fi
     }
     im->chunk_count = (int64_t)chunks;
     const pocketllm_gguf_value *ds = pl_gguf_get(g, "imatrix.datasets");
-    if (ds->type == POCKETLLM_GGUF_ARRAY && ds->elem_type == POCKETLLM_GGUF_STRING && ds->n > 0 &&
-        !(im->dataset = pl_arena_strndup(&im->arena, ds->elems[0].str, strlen(ds->elems[0].str)))) {
+    uint64_t ds_len = 0;
+    const char *ds0 = ds->type == POCKETLLM_GGUF_ARRAY && ds->elem_type == POCKETLLM_GGUF_STRING && ds->n > 0
+                          ? pl_gguf_array_str(ds, 0, &ds_len)
+                          : NULL;
+    /* up to a NUL inside, as the C string the name was before */
+    if (ds0 && !(im->dataset = pl_arena_strndup(&im->arena, ds0, strnlen(ds0, (size_t)ds_len)))) {
         st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "imatrix: out of memory");
         goto out;
     }

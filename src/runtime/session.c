@@ -34,6 +34,7 @@
 #include "runtime/session_hooks.h"
 
 #define PL_DEFAULT_CTX_CAP 4096
+#define PL_PASS_SCRATCH_BYTES (32ull << 20)
 #define PL_DEFAULT_BATCH 512
 
 struct pocketllm_session {
@@ -170,6 +171,15 @@ pocketllm_status pocketllm_session_new_multi(pocketllm_model *m, const pocketllm
     int64_t n_batch = p.n_batch ? (int64_t)p.n_batch : PL_DEFAULT_BATCH;
     if (n_batch > 65536) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "batch of %lld tokens is too large", (long long)n_batch);
     if (n_batch > n_ctx) n_batch = n_ctx;
+    /* a pass's activations are held to PL_PASS_SCRATCH_BYTES: a wide model's
+     * batch runs as passes of half (a quarter ...) the tokens.  Every row
+     * is computed as in one pass (a token's arithmetic does not depend on
+     * its batch; its keys and values are in the cache before the next pass
+     * reads them), the weights are read once more per pass -- little beside
+     * a prefill's arithmetic -- and the memory bound of file + KV + 64 MiB
+     * holds for an 8B (its 512-token pass took 40 MiB) */
+    while (n_batch > 64 && m->arch->scratch_floats(m, n_batch) * sizeof(float) > PL_PASS_SCRATCH_BYTES)
+        n_batch = (n_batch + 1) / 2;
     const uint32_t k_type = p.kv_type, v_type = pl_kv_v_type(p.kv_type, p.kv_type_v);
     pocketllm_status kst;
     if ((kst = pl_kv_type_check(k_type, d->head_dim, "K")) || (kst = pl_kv_type_check(v_type, d->head_dim, "V")))

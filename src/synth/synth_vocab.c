@@ -133,6 +133,13 @@ done:
     return st;
 }
 
+/* String j of a copied vocabulary's array, NUL-terminated ("" if it
+ * cannot be had: out of memory). */
+static const char *elem_str(const pocketllm_gguf_value *a, uint64_t j) {
+    const char *s = pocketllm_gguf_value_str(pocketllm_gguf_array_get(a, j), NULL);
+    return s ? s : "";
+}
+
 /* Qwen3-ASR's tokens must land on free slots of a copied vocabulary: a
  * "[PAD<i>]" placeholder, past its end, or already the same token. */
 static pocketllm_status check_asr_slots(const char *path, const pocketllm_gguf_value *tok, uint32_t n_vocab) {
@@ -142,7 +149,7 @@ static pocketllm_status check_asr_slots(const char *path, const pocketllm_gguf_v
             return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "synth: %s needs id %u, past the vocabulary of %u", a->text,
                            a->id, n_vocab);
         for (uint64_t j = 0; j < tok->n; j++) {
-            const char *t = tok->elems[j].str;
+            const char *t = elem_str(tok, j);
             if (j == a->id && strcmp(t, a->text) && strncmp(t, "[PAD", 4))
                 return pl_fail(POCKETLLM_ERR_FORMAT, "%s: id %u is '%s', where Qwen3-ASR has %s", path, a->id, t,
                                a->text);
@@ -165,7 +172,7 @@ static pocketllm_status copied(pocketllm_gguf_writer *w, const char *path, uint3
     uint64_t have = tok ? tok->n : 0;
     int64_t im_end = -1;
     for (uint64_t j = 0; j < have; j++)
-        if (!strcmp(tok->elems[j].str, "<|im_end|>")) im_end = (int64_t)j;
+        if (!strcmp(elem_str(tok, j), "<|im_end|>")) im_end = (int64_t)j;
     if (asr && im_end < 0) st = pl_fail(POCKETLLM_ERR_FORMAT, "%s: no <|im_end|> token (Qwen3-ASR's BOS and EOS)", path);
     if (asr && !st) st = check_asr_slots(path, tok, n_vocab);
     for (uint64_t i = 0; i < g->n_kv && !st; i++) {
@@ -190,7 +197,7 @@ static pocketllm_status copied(pocketllm_gguf_writer *w, const char *path, uint3
                 char buf[32];
                 const added_token *a = asr_token_at(asr, j);
                 snprintf(buf, sizeof buf, "[PAD%u]", j);
-                s[j] = a ? strdup(a->text) : j < have ? strdup(v->elems[j].str) : strdup(buf);
+                s[j] = a ? strdup(a->text) : j < have ? strdup(elem_str(v, j)) : strdup(buf);
                 if (!s[j]) st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
             }
             if (!st) st = pocketllm_gguf_writer_set_str_array(w, k, (const char *const *)s, n_vocab);

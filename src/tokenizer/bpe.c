@@ -125,8 +125,11 @@ pocketllm_status pl_bpe_build(pl_vocab *v, const pocketllm_gguf_value *merges) {
     size_t longest = 1;
     for (int32_t i = 0; i < v->n_tokens; i++)
         if (v->tokens[i].len > longest) longest = v->tokens[i].len;
-    for (size_t i = 0; i < n_merges; i++)
-        if (merges->elems[i].n > longest) longest = (size_t)merges->elems[i].n;
+    for (size_t i = 0; i < n_merges; i++) {
+        uint64_t len;
+        pl_gguf_array_str(merges, i, &len);
+        if (len > longest) longest = (size_t)len;
+    }
     b.texts = malloc(b.cap * sizeof *b.texts);
     scratch = malloc(2 * longest + 2);
     if (!rules || !b.texts || !scratch || !pl_strmap_init(&bpe->raw_to_sid, (size_t)v->n_tokens + n_merges / 8)) {
@@ -149,8 +152,9 @@ pocketllm_status pl_bpe_build(pl_vocab *v, const pocketllm_gguf_value *merges) {
     /* the rules: "LEFT RIGHT", split at the first space after the first
      * byte; a rule whose sides are not in the mapped form can never apply */
     for (size_t i = 0; i < n_merges; i++) {
-        const char *m = merges->elems[i].str;
-        size_t n = (size_t)merges->elems[i].n, ln, rn;
+        uint64_t len;
+        const char *m = pl_gguf_array_str(merges, i, &len);
+        size_t n = (size_t)len, ln, rn;
         const char *sp = n > 1 ? memchr(m + 1, ' ', n - 1) : NULL;
         rules[i][0] = rules[i][1] = NO_SID;
         if (!sp) continue;

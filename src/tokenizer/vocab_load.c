@@ -136,10 +136,13 @@ static pocketllm_status load_tokens(pl_vocab *v, const pl_gguf *g) {
 
     for (size_t i = 0; i < n; i++) {
         pl_token *t = &v->tokens[i];
-        const pocketllm_gguf_value *s = &toks->elems[i];
-        t->text = s->str;
-        t->len = (uint32_t)s->n;
-        if (s->n >= UINT32_MAX) return pl_fail(POCKETLLM_ERR_FORMAT, "token %zu is too long", i);
+        uint64_t len;
+        const char *text = pl_gguf_array_str(toks, i, &len);
+        if (len >= UINT32_MAX) return pl_fail(POCKETLLM_ERR_FORMAT, "token %zu is too long", i);
+        /* a NUL-terminated copy of its own (the file's bytes are not) */
+        if (!(t->text = pl_arena_strndup(&v->arena, text, (size_t)len)))
+            return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
+        t->len = (uint32_t)len;
         if (t->len == 0) { /* llama.cpp names empty tokens this way */
             char name[32];
             int k = snprintf(name, sizeof name, "[EMPTY_%zu]", i);

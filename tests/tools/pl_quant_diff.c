@@ -35,6 +35,14 @@ static bool value_eq(const pocketllm_gguf_value *a, const pocketllm_gguf_value *
     if (a->elem_type != b->elem_type || a->n != b->n) return false;
     uint32_t es = pl_gguf_type_size(a->elem_type);
     if (es) return a->n == 0 || memcmp(a->raw, b->raw, a->n * es) == 0;
+    if (a->elem_type == POCKETLLM_GGUF_STRING) {
+        for (uint64_t i = 0; i < a->n; i++) {
+            uint64_t la, lb;
+            const char *sa = pl_gguf_array_str(a, i, &la), *sb = pl_gguf_array_str(b, i, &lb);
+            if (la != lb || memcmp(sa, sb, (size_t)la)) return false;
+        }
+        return true;
+    }
     for (uint64_t i = 0; i < a->n; i++)
         if (!value_eq(&a->elems[i], &b->elems[i])) return false;
     return true;
