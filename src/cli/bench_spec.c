@@ -17,26 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
+#include "run_common.h"
 #include "spec_loop.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int64_t n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* The output of one speculative generation, for spec_loop's take(). */
 typedef struct gen_out {
@@ -62,12 +46,12 @@ static pocketllm_status plain(pocketllm_session *s, pocketllm_sampler *smp, cons
     pocketllm_session_reset(s);
     pocketllm_status st = pocketllm_session_eval(s, ids, (size_t)c->n_prompt, 0);
     const int32_t nv = pocketllm_session_n_vocab(s);
-    const double t0 = now_s();
+    const double t0 = cli_now();
     for (int64_t k = 0; k < c->n && !st; k++) {
         st = pocketllm_sampler_sample(smp, pocketllm_session_logits(s, -1), nv, &out[k]);
         if (!st && k + 1 < c->n) st = pocketllm_session_eval(s, &out[k], 1, 0);
     }
-    *secs = now_s() - t0;
+    *secs = cli_now() - t0;
     return st;
 }
 
@@ -95,9 +79,9 @@ static pocketllm_status spec(pocketllm_session *s, pocketllm_sampler *smp, const
     L.take = take;
     L.room = room;
     L.user = &g;
-    const double t0 = now_s();
+    const double t0 = cli_now();
     st = spec_loop_run(&L);
-    *secs = now_s() - t0;
+    *secs = cli_now() - t0;
     free(L.hist);
     tot[0] += L.drafted, tot[1] += L.accepted, tot[2] += L.passes;
     if (!st && g.n != c->n) memset(out + g.n, 0xff, (size_t)(c->n - g.n) * sizeof *out); /* compared: a short output differs */
@@ -129,7 +113,7 @@ int bench_spec(const char *cmd, pocketllm_session *s, const int32_t *ids, const 
         rc = cli_lib_error(cmd, st);
         goto done;
     }
-    const double plain_tps = median(tp, c->reps), spec_tps = median(ts, c->reps);
+    const double plain_tps = cli_median(tp, (size_t)c->reps), spec_tps = cli_median(ts, (size_t)c->reps);
     const double rate = tot[0] ? (double)tot[1] / (double)tot[0] : 0, per_pass = tot[2] ? (double)(c->n * c->reps) / (double)tot[2] : 0;
     if (json) {
         cJSON *o = cJSON_CreateObject();

@@ -12,20 +12,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "cli.h"
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "run_common.h"
 
 pocketllm_status bench_verify_measure(pocketllm_session *s, const int32_t *ids, int64_t depth, int64_t n_draft,
                                       int tries, double *ms) {
@@ -39,15 +28,14 @@ pocketllm_status bench_verify_measure(pocketllm_session *s, const int32_t *ids, 
     if (!all) st = POCKETLLM_ERR_NO_MEMORY;
     for (int r = 0; r < tries && !st; r++)
         for (int64_t j = 0; j <= n_draft && !st; j++) {
-            const double t0 = now_ms();
+            const double t0 = (cli_now() * 1e3);
             st = pocketllm_session_eval(s, ids + depth, (size_t)(j + 1), j > 0);
-            all[j * tries + r] = now_ms() - t0;
+            all[j * tries + r] = (cli_now() * 1e3) - t0;
             if (!st) st = pocketllm_session_seq_truncate(s, 0, (uint32_t)depth);
         }
     for (int64_t j = 0; j <= n_draft && !st; j++) {
         for (int r = 0; r < tries; r++) t[r] = all[j * tries + r];
-        qsort(t, (size_t)tries, sizeof *t, cmp_double);
-        ms[j] = tries % 2 ? t[tries / 2] : (t[tries / 2 - 1] + t[tries / 2]) / 2;
+        ms[j] = cli_median(t, (size_t)tries);
     }
     free(all);
     free(t);

@@ -48,6 +48,8 @@ bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value
 
 /* Strict number parsing with range checks; false on any junk. */
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* The median of v[0..n) (n >= 1), which it sorts. */
+double cli_median(double *v, size_t n);
 bool cli_parse_f64(const char *s, double lo, double hi, double *out);
 /* --flash-attn (or -fa) VALUE at argv[*i]: true when it is that option
  * (*i moved past the value).  *on gets 1 for "on", 0 for "off"; for a bad

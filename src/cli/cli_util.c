@@ -275,3 +275,13 @@ char *cli_slurp(const char *cmd, const char *path, size_t *len) {
     if (len) *len = n;
     return buf;
 }
+
+static int cmp_median(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_median);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
