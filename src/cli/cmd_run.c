@@ -150,8 +150,9 @@ static int parse(int argc, char **argv, run_opts *o) {
     if (o->n_images && !o->common.prompt) return cli_usage("run", "--image needs --prompt (not --ids)");
     const char *spec = o->lookup ? "--lookup" : o->draft ? "--draft" : NULL;
     if (o->lookup && o->draft) return cli_usage("run", "--lookup and --draft are two ways to draft: give one");
-    if (spec && (o->grammar_file || o->schema_file))
-        return cli_usage("run", "%s does not go with --grammar / --json-schema yet", spec);
+    if (spec && (o->grammar_file || o->schema_file) && o->sp.temperature > 0)
+        return cli_usage("run", "%s with --grammar / --json-schema is greedy only (--temp 0) yet: the acceptance "
+                         "rule of sampling would need the constrained distributions", spec);
     if (o->draft && o->n_images) return cli_usage("run", "--draft does not go with --image / --audio yet");
     if (o->draft_min > o->draft_max) return cli_usage("run", "--draft-min is larger than --draft-max");
     return run_common_check(&o->common, "run");
@@ -262,6 +263,7 @@ typedef struct spec_out {
     const run_opts *o;
     const run_state *rs;
     pocketllm_detokenizer *detok;
+    pocketllm_grammar *grammar;
     int32_t *gen;
     size_t n_gen;
 } spec_out;
@@ -273,7 +275,8 @@ static bool spec_take(void *user, int32_t id, pocketllm_status *st) {
     so->gen[so->n_gen++] = id;
     const bool eog = pocketllm_token_is_eog(so->rs->model, id);
     if (!eog && so->detok && (*st = emit(so->detok, id))) return false;
-    return !eog && so->n_gen < (size_t)so->o->n_predict;
+    /* a whole match that nothing can extend ends it, as in the plain loop */
+    return !eog && so->n_gen < (size_t)so->o->n_predict && !(so->grammar && pocketllm_grammar_done(so->grammar));
 }
 
 static size_t spec_room(void *user) {
@@ -285,9 +288,9 @@ static size_t spec_room(void *user) {
  * prompt's end: gen receives the ids (the ending end-of-generation id
  * included); *context_full as in the plain loop. */
 static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_draft *dm, pocketllm_sampler *smp,
-                                      pocketllm_detokenizer *detok, const int32_t *prompt, size_t n_prompt,
-                                      int32_t *gen, size_t *n_gen, bool *context_full, spec_loop *L) {
-    spec_out so = {o, rs, detok, gen, 0};
+                                      pocketllm_grammar *grammar, pocketllm_detokenizer *detok, const int32_t *prompt,
+                                      size_t n_prompt, int32_t *gen, size_t *n_gen, bool *context_full, spec_loop *L) {
+    spec_out so = {o, rs, detok, grammar, gen, 0};
     memset(L, 0, sizeof *L);
     L->s = rs->session;
     L->smp = smp;
@@ -297,6 +300,7 @@ static pocketllm_status spec_generate(const run_opts *o, run_state *rs, spec_dra
     L->lookup = (int)o->lookup;
     L->draft_max = (size_t)o->draft_max;
     L->draft_min = (size_t)o->draft_min;
+    L->grammar = grammar;
     L->cap = n_prompt + (size_t)o->n_predict + 1;
     L->hist = malloc(L->cap * sizeof *L->hist);
     if (!L->hist) return POCKETLLM_ERR_NO_MEMORY;
@@ -366,8 +370,8 @@ int cmd_run(int argc, char **argv) {
     spec_loop ss;
     memset(&ss, 0, sizeof ss);
     if (o.lookup || o.draft) {
-        st = spec_generate(&o, &rs, &dm, smp, detok, media ? mr.ids : rs.prompt, n_prompt, gen, &n_gen, &context_full,
-                           &ss);
+        st = spec_generate(&o, &rs, &dm, smp, grammar, detok, media ? mr.ids : rs.prompt, n_prompt, gen, &n_gen,
+                           &context_full, &ss);
         if (st) {
             rc = cli_lib_error("run", st);
             goto done;

@@ -39,6 +39,13 @@ static bool take(spec_loop *L, int32_t id, pocketllm_status *st) {
 static pocketllm_status verify_row(const spec_loop *L, int32_t row, const int32_t *draft, const float *q, float *pbuf,
                                    int32_t *id) {
     const float *logits = pocketllm_session_logits(L->s, row);
+    if (L->grammar) {
+        /* the budget: the ids the output may still take, so a reply is
+         * completed within them */
+        const int32_t budget = (int32_t)L->room(L->user);
+        pocketllm_status st = pocketllm_sampler_sample_grammar(L->smp, L->grammar, logits, L->n_vocab, budget, id);
+        return st ? st : pocketllm_grammar_accept(L->grammar, *id);
+    }
     if (!draft || !L->sampled) return pocketllm_sampler_sample(L->smp, logits, L->n_vocab, id);
     pocketllm_status st = pocketllm_sampler_probs(L->smp, logits, L->n_vocab, pbuf);
     return st ? st : pocketllm_sampler_spec_step(L->smp, pbuf, q, L->n_vocab, *draft, id);
@@ -56,7 +63,7 @@ pocketllm_status spec_loop_run(spec_loop *L) {
     pocketllm_status st = POCKETLLM_OK;
     if (!batch || (L->sampled && !p) || (L->sampled && model && !q)) st = POCKETLLM_ERR_NO_MEMORY;
     int32_t id;
-    if (!st) st = pocketllm_sampler_sample(L->smp, pocketllm_session_logits(s, -1), L->n_vocab, &id);
+    if (!st) st = verify_row(L, -1, NULL, NULL, p, &id);
     /* id is the next token of the output */
     while (!st && take(L, id, &st)) {
         const uint32_t base = pocketllm_session_n_past(s);

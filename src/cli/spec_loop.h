@@ -29,6 +29,10 @@ typedef struct spec_loop {
     spec_draft *dm;           /* the draft model (dm->s set), or NULL / unset: prompt lookup */
     int lookup;               /* prompt lookup's longest n-gram (with no draft model) */
     size_t draft_max, draft_min;
+    /* a constraint (greedy only: the acceptance rule of sampling would need
+     * the masked distributions), or NULL: every row is sampled under it
+     * and the id drawn accepted into it, as the plain loop does */
+    pocketllm_grammar *grammar;
     /* the ids the session holds (malloc'd; grown with realloc as ids are
      * taken): prompt lookup drafts from them, the draft model follows them.
      * On return they are what the session holds, plus the last id taken
