@@ -10,9 +10,10 @@
 #  3. a budget between the q4_0 and the q8_0 need: a q4_0 cache;
 #  4. --eval scores the chosen row with its own cache; the rung written
 #     runs with the cache fit named;
-#  5. the Python binding's kv_auto gives the CLI's choice;
-#  6. refused or kept: --plan with --kv auto (one line), and stories260K
+#  5. refused or kept: --plan with --kv auto (one line), and stories260K
 #     (heads of 8: no block cache) keeps f16 with a note.
+# The binding's fit(kv_auto=True): tests/python/test_kv.py (the sanitizer
+# tree cannot load into Debian's python3).
 . "$(dirname "$0")/lib.sh"
 BIN=$PL_BIN
 T=$PL_SRC/tests/oracle/data/eval_story.txt
@@ -72,16 +73,6 @@ assert r["cache_type_k"] == "q8_0" and "kl_mean" in r and r["kl_mean"] > 0, r
 print(f"scored with its q8_0 cache: KL {r['kl_mean']:.3g}, top-1 {r['top1']:.3f}")
 PY
 script_verdict $? "$PL_TMP/py" "the narrowed row was not scored"
-
-# the binding
-PYTHONPATH=$PL_SRC/python POCKETLLM_LIBRARY=$PL_LIB /usr/bin/python3 - "$M" "$B8" >"$PL_TMP/py" 2>&1 <<'PY'
-import sys, pocketllm
-r = pocketllm.fit(sys.argv[1], int(sys.argv[2]), n_ctx=32768, kv_auto=True)
-row = r["rows"][r["chosen"]]
-assert r["recipe"] == "Q4_K_M" and row["cache_type_k"] == "q8_0" and row["asked_cache_bytes"] > 0, r
-print("python kv_auto:", r["recipe"], row["cache_type_k"])
-PY
-script_verdict $? "$PL_TMP/py" "pocketllm.fit(kv_auto=True) differs from the CLI"
 
 # refused, and kept
 expect_rc 2 "$BIN" fit --quiet -m "$M" --memory 1G --plan --kv auto && expect_grep "which --plan does not do" "$PL_TMP/err"

@@ -1,7 +1,10 @@
 """The KV cache's types through the binding: kv_type / kv_type_v give
 `pocketllm run`'s ids with the same -ctk / -ctv (a packed q8_0 cache, a
 q4_0 K over an f16 V), flash attention turns on by itself for a quantized
-V, and the refusals name what is wrong."""
+V, and the refusals name what is wrong; fit(kv_auto=True) makes
+`pocketllm fit --kv auto`'s choice."""
+import json
+
 import pytest
 
 import pocketllm
@@ -41,3 +44,21 @@ def test_kv_refusals(small, stories):
         pocketllm.Model(small, kv_type_v="q8_0", flash_attn=False)
     with pytest.raises(pocketllm.Error, match="heads of 8"):
         pocketllm.Model(stories, kv_type="q8_0")
+
+
+def test_fit_kv_auto_equals_cli(cli, tmp_path):
+    # a cache at 32768 positions that outweighs the weights, and a budget
+    # the f16 cache misses and a q8_0 one meets (e2e/test_fit_kv.sh)
+    path = str(tmp_path / "kv.gguf")
+    run_cli(cli, "synth", "--quiet", "--arch", "qwen3", "--n-layer", "2", "--n-embd", "256", "--n-head", "4",
+            "--n-head-kv", "2", "--head-dim", "64", "--n-ff", "512", "--type", "f16", "--seed", "3", path)
+    budget = 30 << 20
+    want = json.loads(run_cli(cli, "fit", "--quiet", "--json", "-m", path, "--ctx", "32768", "--memory",
+                              str(budget), "--kv", "auto"))
+    got = pocketllm.fit(path, budget, n_ctx=32768, kv_auto=True)
+    assert got["recipe"] == want["chosen"] == "Q4_K_M"
+    row = got["rows"][got["chosen"]]
+    cli_row = next(r for r in want["rows"] if r["recipe"] == "Q4_K_M")
+    assert row["cache_type_k"] == row["cache_type_v"] == cli_row["cache_type_k"] == "q8_0"
+    assert row["asked_cache_bytes"] > 0 and abs(row["asked_cache_bytes"] - cli_row["asked_cache_bytes"]) <= \
+        cli_row["asked_cache_bytes"] / 100
