@@ -99,16 +99,12 @@ pocketllm_status spec_loop_run(spec_loop *L) {
         }
         L->accepted += j + (done ? 1 : 0);
         if (st) break;
-        if (done) {
-            /* the session holds rows past the ids kept (the last id taken,
-             * the drafts after it): cut them, so that it holds what the
-             * history holds, as after the plain loop -- a chat goes on
-             * from it */
-            st = pocketllm_session_seq_truncate(s, 0, base + 1 + (uint32_t)j);
-            break;
-        }
-        /* forget the drafts after the kept ones, in both models */
+        /* forget the rows after the kept ones -- the drafts refused, and
+         * when the output ended on a draft, that draft's row too -- so the
+         * session holds what the history holds, as after the plain loop
+         * (a chat goes on from it) */
         if (j < k && (st = pocketllm_session_seq_truncate(s, 0, base + 1 + (uint32_t)j))) break;
+        if (done) break;
         if (model && (st = spec_draft_keep(L->dm, base + 1 + j))) break;
     }
     /* the draft model holds no row the target does not: a chat's next
