@@ -2,7 +2,8 @@
  * test_vk_ops.c -- the Vulkan backend's ops without a weight operand
  * against the scalar reference, each with its stated tolerance:
  *   add, mul (one row broadcast or not), scale, kv_store (f16, f32, odd
- *   offsets), rope (normal, neox, partial rotation, frequency factors, in
+ *   offsets; bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl at byte offsets
+ *   that straddle words, with values of every sign, ties and zero blocks), rope (normal, neox, partial rotation, frequency factors, in
  *   place; the multi-axis VISION and MROPE_INTERLEAVED modes), gelu (every
  *   f16 value and the ties between), argmax (ties: the first), im2col
  *   (with and without f16 rounding), transpose  bit for bit
@@ -23,7 +24,11 @@
  *                                            softmax weight beside an f16
  *                                            rounding boundary may round the
  *                                            other way; a missing rounding
- *                                            step moves most values)
+ *                                            step moves most values);
+ *                                            packed caches (K and V of each
+ *                                            block type and bf16, alike or
+ *                                            mixed with f16, default and
+ *                                            flash) the same bounds as f16
  * for heads of 64 and 128 (and odd sizes), grouped-query ratios 1, 2, 4 and
  * 8, 1, 2, 7 and 64 query rows, and contexts past the 2048 positions whose
  * scores fit the device's shared memory (the scratch path); not causal
@@ -44,6 +49,7 @@
 #include "base/rng.h"
 #include "ops/ref.h"
 #include "pltest.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 static pl_rng rng;
@@ -225,6 +231,39 @@ static void test_kv_store(void) {
             }
 }
 
+/* The packed types: whole blocks of values (spread, all one sign, a
+ * zero block, values at q8_0's rounding ties) written at byte offsets that
+ * put the blocks across 32-bit words; the bytes around must be kept. */
+static void test_kv_store_packed(void) {
+    const uint32_t types[] = {PL_TYPE_BF16, PL_TYPE_Q8_0, PL_TYPE_Q4_0, PL_TYPE_Q4_1,
+                              PL_TYPE_Q5_0, PL_TYPE_Q5_1, PL_TYPE_IQ4_NL};
+    const int64_t offs[] = {0, 2, 18, 34, 6};
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++)
+        for (size_t oi = 0; oi < sizeof offs / sizeof *offs; oi++)
+            for (int64_t n = 32; n <= 32 * 37; n = n * 6 + 32) {
+                const uint32_t type = types[ti];
+                const int64_t off = offs[oi];
+                const size_t bytes = (size_t)pl_kv_row_bytes(type, n), total = bytes + (size_t)off + 8;
+                float *x = rnd(n, -3, 3);
+                for (int64_t j = 32; j < 64 && j < n; j++) x[j] = 0.0f;           /* a zero block */
+                for (int64_t j = 64; j < 96 && j < n; j++) x[j] = 0.5f + (float)j; /* one sign */
+                for (int64_t j = 96; j < 128 && j < n; j++) x[j] = (float)(j - 112) * 0.5f; /* ties */
+                unsigned char *ref = malloc(total), *got = malloc(total);
+                memset(ref, 0xa5, total);
+                void *dst = vkt_buf(&T, ref, total);
+                pl_ref_kv_store(type, x, ref + off, n);
+                float *dx = dev_f(x, n);
+                T.c->ops->kv_store(T.c, type, dx, (char *)dst + off, n);
+                int st = vkt_get(&T, got, dst, total);
+                CHECK_MSG(st == 0 && same_bits(got, ref, total), "kv_store %s n %lld at byte %lld differs",
+                          pl_type_get(type)->name, (long long)n, (long long)off);
+                T.c->ops->release(T.c, dst);
+                T.c->ops->release(T.c, dx);
+                vkt_reset(&T);
+                free(x), free(ref), free(got);
+            }
+}
+
 /* the largest |device - reference| of the non-causal cases: f32 default,
  * and f16 cache or flash (printed) */
 static double nc_err[2];
@@ -233,21 +272,24 @@ static double nc_err[2];
  * (ap->n_kv == 0) from pos0, or over ap->n_kv rows (pos0 then ignored by
  * both).  Bounds as the file's comment says. */
 static void check_attention(const pl_attn_params *ap, int64_t n_tok, int64_t pos0) {
-    const int f16 = ap->k_type == PL_TYPE_F16, flash = ap->flash;
+    /* f16 stands for any cache type but f32 (the bounds are f16's) */
+    const int f16 = ap->k_type != PL_TYPE_F32 || ap->v_type != PL_TYPE_F32, flash = ap->flash;
     const int64_t nh = ap->n_head, nkv = ap->n_head_kv, hd = ap->head_dim;
     const int64_t n_kv = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok, all = n_tok * nh * hd;
-    const size_t cb = (size_t)(n_kv * nkv * hd) * (f16 ? 2 : 4);
+    const size_t kb = (size_t)pl_kv_row_bytes(ap->k_type, n_kv * nkv * hd);
+    const size_t vb = (size_t)pl_kv_row_bytes(ap->v_type, n_kv * nkv * hd);
     float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
-    void *k = malloc(cb), *v = malloc(cb);
+    void *k = malloc(kb), *v = malloc(vb);
     pl_ref_kv_store(ap->k_type, kf, k, n_kv * nkv * hd);
-    pl_ref_kv_store(ap->k_type, vf, v, n_kv * nkv * hd);
+    pl_ref_kv_store(ap->v_type, vf, v, n_kv * nkv * hd);
     float *q = rnd(all, -2, 2), *r = rnd(all, 0, 0), *g = rnd(all, 0, 0);
     CHECK(pl_ref_attention(ap, q, k, v, n_tok, pos0, r) == POCKETLLM_OK);
-    void *dk = vkt_buf(&T, k, cb), *dv = vkt_buf(&T, v, cb);
+    void *dk = vkt_buf(&T, k, kb), *dv = vkt_buf(&T, v, vb);
     float *dq = dev_f(q, all), *dy = vkt_out(&T, (size_t)all * 4);
     T.c->ops->attention(T.c, ap, dq, dk, dv, n_tok, pos0, dy);
     char what[160];
-    snprintf(what, sizeof what, "attention %s%s%s heads %lld/%lld hd %lld tok %lld %s %lld", f16 ? "f16" : "f32",
+    snprintf(what, sizeof what, "attention K %s V %s%s%s heads %lld/%lld hd %lld tok %lld %s %lld",
+             pl_type_get(ap->k_type)->name, pl_type_get(ap->v_type)->name,
              flash ? " flash" : "", ap->n_kv > 0 ? " non-causal" : "", (long long)nh, (long long)nkv, (long long)hd,
              (long long)n_tok, ap->n_kv > 0 ? "n_kv" : "pos0", (long long)(ap->n_kv > 0 ? n_kv : pos0));
     if (fetch(g, dy, all, what)) {
@@ -286,6 +328,34 @@ static void test_attention(void) {
                                            .flash = mode >> 1};
                 check_attention(&ap, n_tok, pos0);
             }
+}
+
+/* Packed caches: each block type and bf16 as K and V (flash; bf16 also
+ * default), and as K beside an f16 V (both paths), on a GQA shape with
+ * heads of 128 and one of 64, from one query to a 64-row pass, and one
+ * context past the shared scores. */
+static void test_attention_packed(void) {
+    const uint32_t types[] = {PL_TYPE_BF16, PL_TYPE_Q8_0, PL_TYPE_Q4_0, PL_TYPE_Q4_1,
+                              PL_TYPE_Q5_0, PL_TYPE_Q5_1, PL_TYPE_IQ4_NL};
+    const int64_t shapes[][3] = {{8, 4, 128}, {4, 4, 64}};
+    const int64_t cases[][2] = {{1, 0}, {7, 3}, {64, 30}, {1, 2100}};
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++)
+        for (size_t si = 0; si < 2; si++)
+            for (int mode = 0; mode < 4; mode++)
+                for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+                    const bool same = mode < 2, flash = mode & 1;
+                    const pl_type_traits *tt = pl_type_get(types[ti]);
+                    if (same && !flash && tt->quantized) continue; /* a quantized V needs flash */
+                    if (cases[ci][1] > 2000 && si > 0) continue;
+                    const pl_attn_params ap = {.n_head = shapes[si][0],
+                                               .n_head_kv = shapes[si][1],
+                                               .head_dim = shapes[si][2],
+                                               .scale = 1.0f / sqrtf((float)shapes[si][2]),
+                                               .k_type = types[ti],
+                                               .v_type = same ? types[ti] : PL_TYPE_F16,
+                                               .flash = flash};
+                    check_attention(&ap, cases[ci][0], cases[ci][1]);
+                }
 }
 
 /* Not causal (n_kv > 0: the vision tower's): the tower's heads (16 of 64),
@@ -575,6 +645,9 @@ int main(void) {
     test_attention_noncausal();
     test_gelu_erf();
     test_im2col_transpose();
+    /* last: the random values the tests above draw stay as they were */
+    test_kv_store_packed();
+    test_attention_packed();
     vkt_close(&T);
     TEST_DONE();
 }

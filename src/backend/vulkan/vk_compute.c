@@ -426,6 +426,7 @@ pocketllm_status pl_vk_compute_new(pl_device *dev, int n_threads, pl_compute **o
     vc->base.ops = &vk_ops;
     vc->base.backend = "vulkan";
     vc->base.device_memory = true;
+    vc->base.kv_packed = true; /* kv_store_q.comp and attention.comp read every KV type */
     vc->d = d;
     const char *prof = getenv("POCKETLLM_VK_PROFILE");
     vc->profile = prof && strcmp(prof, "1") == 0;

@@ -8,6 +8,7 @@
 
 #include "backend/vulkan/vk_compute.h"
 #include "base/error.h"
+#include "quant/kv_types.h"
 #include "quant/types.h"
 
 /* The cos/sin table of the positions, made on the host by the
@@ -110,30 +111,46 @@ void pl_vk_rope(pl_compute *c, const pl_rope_params *rp, const float *x, float *
     free(cp);
 }
 
+/* f16 and f32 go through kv_store.comp (a word an invocation, any
+ * element offset); the block types and bf16 through kv_store_q.comp (a
+ * block of 32 an invocation, whole blocks). */
 void pl_vk_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
     pl_vk_compute *vc = pl_vkc(c);
     if (c->status || n <= 0) return;
-    if (type != PL_TYPE_F16 && type != PL_TYPE_F32) {
-        pl_fail(POCKETLLM_ERR_UNSUPPORTED, "kv_store: the vulkan backend keeps a KV cache in f16 or f32 only");
-        pl_compute_fail(c, POCKETLLM_ERR_UNSUPPORTED);
+    const pl_type_traits *tt = pl_type_get(type);
+    if (!pl_kv_type_supported(type) || n % tt->block) {
+        pl_compute_fail(c, pl_fail(POCKETLLM_ERR_UNSUPPORTED, "kv_store: %s is not a KV cache type, or %lld values are not "
+                                   "whole blocks of it", tt ? tt->name : "(unknown)", (long long)n));
         return;
     }
-    const bool f16 = type == PL_TYPE_F16;
-    const size_t dbytes = (size_t)n * (f16 ? 2 : 4);
+    const size_t dbytes = (size_t)pl_kv_row_bytes(type, n);
     const VkDeviceAddress xa = pl_vk_operand(vc, x, (size_t)n * 4, "kv_store");
     const VkDeviceAddress da = pl_vk_operand(vc, dst, dbytes, "kv_store");
     if (c->status) return;
+    const VkDeviceAddress base = da & ~(VkDeviceAddress)3;
+    /* whole words are written: the hazard covers them */
+    const pl_vk_range rd = {xa, xa + (size_t)n * 4}, wr = {base, (da + dbytes + 3) & ~(VkDeviceAddress)3};
+    uint32_t g[3], spec[1] = {PL_VK_WG};
+    if (type != PL_TYPE_F16 && type != PL_TYPE_F32) {
+        struct {
+            uint32_t x[2], dst[2];
+            uint32_t n, dst_off, type;
+        } pc = {.n = (uint32_t)n, .dst_off = (uint32_t)(da & 3), .type = type};
+        pl_vk_put_addr(pc.x, xa);
+        pl_vk_put_addr(pc.dst, base);
+        const uint32_t qspec[1] = {64};
+        pl_vk_grid(((uint64_t)n / 32 + 63) / 64, g);
+        pl_vk_dispatch(vc, "kv_store_q", qspec, 1, &pc, sizeof pc, g, &rd, 1, &wr, 1);
+        return;
+    }
+    const bool f16 = type == PL_TYPE_F16;
     struct {
         uint32_t x[2], dst[2];
         uint32_t n, dst_half, f16;
     } pc = {.n = (uint32_t)n, .dst_half = (uint32_t)(da & 3) / 2, .f16 = f16};
-    const VkDeviceAddress base = da & ~(VkDeviceAddress)3;
     pl_vk_put_addr(pc.x, xa);
     pl_vk_put_addr(pc.dst, base);
-    /* whole words are written: the hazard covers them */
-    const pl_vk_range rd = {xa, xa + (size_t)n * 4}, wr = {base, (da + dbytes + 3) & ~(VkDeviceAddress)3};
     const uint64_t inv = f16 ? ((uint64_t)pc.dst_half + (uint64_t)n + 1) / 2 : (uint64_t)n;
-    uint32_t g[3], spec[1] = {PL_VK_WG};
     pl_vk_grid((inv + PL_VK_WG - 1) / PL_VK_WG, g);
     pl_vk_dispatch(vc, "kv_store", spec, 1, &pc, sizeof pc, g, &rd, 1, &wr, 1);
 }
@@ -202,23 +219,29 @@ void pl_vk_attention(pl_compute *c, const pl_attn_params *ap, const float *q, co
                                    (long long)ap->head_dim));
         return;
     }
-    if (ap->k_type != ap->v_type || (ap->k_type != PL_TYPE_F16 && ap->k_type != PL_TYPE_F32)) {
-        pl_compute_fail(c, pl_fail(POCKETLLM_ERR_UNSUPPORTED, "vulkan: attention: a KV cache of f16 or f32 (both alike) only"));
+    const pl_type_traits *tk = pl_type_get(ap->k_type), *tv = pl_type_get(ap->v_type);
+    if (!pl_kv_type_supported(ap->k_type) || !pl_kv_type_supported(ap->v_type) || ap->head_dim % tk->block ||
+        ap->head_dim % tv->block || (!ap->flash && tv->quantized)) {
+        pl_compute_fail(c, pl_fail(POCKETLLM_ERR_UNSUPPORTED, "vulkan: attention: K %s / V %s caches are not supported%s",
+                                   tk ? tk->name : "?", tv ? tv->name : "?",
+                                   !ap->flash && tv && tv->quantized ? " (a quantized V needs flash attention)" : ""));
         return;
     }
-    const bool f16 = ap->k_type == PL_TYPE_F16, causal = ap->n_kv <= 0;
+    const bool causal = ap->n_kv <= 0;
     if (!causal) pos0 = 0;
     const int64_t kv_dim = ap->n_head_kv * ap->head_dim, n_kv = causal ? pos0 + n_tok : ap->n_kv;
+    const size_t k_row = (size_t)pl_kv_row_bytes(ap->k_type, kv_dim), v_row = (size_t)pl_kv_row_bytes(ap->v_type, kv_dim);
     const size_t qbytes = (size_t)(n_tok * ap->n_head * ap->head_dim) * 4;
-    const size_t cbytes = (size_t)(n_kv * kv_dim) * (f16 ? 2 : 4);
+    const size_t kbytes = (size_t)n_kv * k_row, vbytes = (size_t)n_kv * v_row;
     const VkDeviceAddress qa = pl_vk_operand(vc, q, qbytes, "attention");
-    const VkDeviceAddress ka = pl_vk_operand(vc, k_cache, cbytes, "attention");
-    const VkDeviceAddress va = pl_vk_operand(vc, v_cache, cbytes, "attention");
+    const VkDeviceAddress ka = pl_vk_operand(vc, k_cache, kbytes, "attention");
+    const VkDeviceAddress va = pl_vk_operand(vc, v_cache, vbytes, "attention");
     const VkDeviceAddress oa = pl_vk_operand(vc, out, qbytes, "attention");
     if (c->status) return;
-    const pl_vk_range rd[3] = {{qa, qa + qbytes}, {ka, ka + cbytes}, {va, va + cbytes}};
+    const pl_vk_range rd[3] = {{qa, qa + qbytes}, {ka, ka + kbytes}, {va, va + vbytes}};
     pl_vk_range wr[2] = {{oa, oa + qbytes}, {vc->scores->addr, vc->scores->addr + vc->scores->bytes}};
-    if (!causal && ap->head_dim <= PL_VK_TILE_MAX_HD) {
+    const bool plain = ap->k_type == ap->v_type && (ap->k_type == PL_TYPE_F16 || ap->k_type == PL_TYPE_F32);
+    if (!causal && plain && ap->head_dim <= PL_VK_TILE_MAX_HD) {
         uint32_t bq, bk;
         size_t shared;
         tile_shape(ap->head_dim, &bq, &bk, &shared);
@@ -229,19 +252,22 @@ void pl_vk_attention(pl_compute *c, const pl_attn_params *ap, const float *q, co
     }
     struct {
         uint32_t q[2], k[2], v[2], out[2], scores[2];
-        uint32_t k_half, v_half, n_head, n_head_kv, head_dim, kv_dim, pos0, t0, h0, score_stride;
+        uint32_t k_off, v_off, k_row, v_row, k_type, v_type, n_head, n_head_kv, head_dim, pos0, t0, h0, score_stride;
         float scale;
         uint32_t flags, n_kv_all;
-    } pc = {.k_half = (uint32_t)(ka & 3) / 2,
-            .v_half = (uint32_t)(va & 3) / 2,
+    } pc = {.k_off = (uint32_t)(ka & 3),
+            .v_off = (uint32_t)(va & 3),
+            .k_row = (uint32_t)k_row,
+            .v_row = (uint32_t)v_row,
+            .k_type = ap->k_type,
+            .v_type = ap->v_type,
             .n_head = (uint32_t)ap->n_head,
             .n_head_kv = (uint32_t)ap->n_head_kv,
             .head_dim = (uint32_t)ap->head_dim,
-            .kv_dim = (uint32_t)kv_dim,
             .pos0 = (uint32_t)pos0,
             .score_stride = (uint32_t)n_kv,
             .scale = ap->scale,
-            .flags = (f16 ? 1u : 0u) | (ap->flash ? 2u : 0u),
+            .flags = ap->flash ? 2u : 0u,
             .n_kv_all = causal ? 0u : (uint32_t)n_kv};
     pl_vk_put_addr(pc.q, qa);
     pl_vk_put_addr(pc.k, ka & ~(VkDeviceAddress)3);

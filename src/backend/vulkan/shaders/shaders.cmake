@@ -31,7 +31,7 @@ function(pl_vk_shader name source)
   set(PL_VK_SPV_NAMES ${PL_VK_SPV_NAMES} ${name} PARENT_SCOPE)
 endfunction()
 
-foreach(s elementwise rms_norm softmax rope kv_store argmax attention attention_tile layer_norm gelu moe_route moe_group
+foreach(s elementwise rms_norm softmax rope kv_store kv_store_q argmax attention attention_tile layer_norm gelu moe_route moe_group
          gelu_erf im2col transpose)
   pl_vk_shader(${s} ${s})
 endforeach()
