@@ -235,4 +235,21 @@ elif ! readelf -d "$LIB" >"$PL_TMP/readelf.out" 2>&1; then
 elif grep NEEDED "$PL_TMP/readelf.out" | grep -qi vulkan; then
     fail "$LIB links libvulkan: $(grep NEEDED "$PL_TMP/readelf.out" | grep -i vulkan)"
 fi
+# ---- speculative decoding on the device: prompt lookup and a draft model
+# (stories260K as its own draft: every draft kept) give plain greedy's ids,
+# with the f16 cache and a bf16 one (the device's rows of a verifying pass
+# equal one-token decoding's, as on the CPU)
+SPEC_P="Lily and Tom went to the park. Lily and Tom went to the park. Lily and Tom"
+for kv in f16 bf16; do
+    expect_rc 0 "$BIN" run --model "$MODEL" -p "$SPEC_P" -n 48 --temp 0 --print-ids --device vulkan --kv $kv
+    plain=$(cat "$PL_TMP/out")
+    for spec in "--lookup 3" "--draft $MODEL --draft-max 4"; do
+        # shellcheck disable=SC2086
+        expect_rc 0 "$BIN" run --model "$MODEL" -p "$SPEC_P" -n 48 --temp 0 --print-ids --device vulkan --kv $kv \
+            $spec --timings
+        ok
+        [ "$(cat "$PL_TMP/out")" = "$plain" ] || fail "vulkan --kv $kv $spec: ids differ from plain greedy"
+        expect_grep "kept" "$PL_TMP/err"
+    done
+done
 done_testing
