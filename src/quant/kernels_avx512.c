@@ -248,6 +248,17 @@ static float dot_q8_0(int64_t n, const void *w, const void *a) {
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + pl_hsum_ps256(acc2);
 }
 
+/* PL_DOT_ROWS rows x one token: the tile's core PL_Q8_0_ROWS rows at a
+ * time with one column, so the token's bias term and scales are computed
+ * once for the rows (vec_dot's bits, as the tile's) -- a q8_0 KV cache's
+ * scores, whose short rows (a head of 128 is 4 blocks) paid a call, a
+ * setup and the token's work each */
+static void dot_q8_0_rows(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
+    (void)ys;
+    for (int r = 0; r < PL_DOT_ROWS; r += PL_Q8_0_ROWS)
+        q8_0_tile_core(n, (const uint8_t *)w + (size_t)r * ws, ws, a, as, y + r, 1, PL_Q8_0_ROWS, 1);
+}
+
 static void dot_q8_0_tile(int64_t n, const void *w, size_t ws, const void *a, size_t as, float *y, size_t ys) {
     q8_0_tile_core(n, w, ws, a, as, y, ys, PL_Q8_0_ROWS, PL_TILE_COLS);
 }
@@ -514,6 +525,7 @@ void pl_quant_fill_avx512(pl_quant_kernel_set t[PL_TYPE_COUNT]) {
     set_dot(&t[PL_TYPE_F16], dot_f16, dot_f16_tile, PL_F16_ROWS, PL_F16_COLS);
     t[PL_TYPE_BF16].vec_dot = dot_bf16;
     set_dot(&t[PL_TYPE_Q8_0], dot_q8_0, dot_q8_0_tile, PL_Q8_0_ROWS, PL_TILE_COLS);
+    set_rows(&t[PL_TYPE_Q8_0], dot_q8_0_rows);
     t[PL_TYPE_Q8_K].act_from_float = act_q8_K_vnni;
     t[PL_TYPE_Q4_0].vec_dot = dot_q4_0_vnni;
     t[PL_TYPE_Q4_1].vec_dot = dot_q4_1_vnni;

@@ -667,6 +667,77 @@ static void test_mad_round(const pl_cpu_isa *isa) {
         }
 }
 
+/* flash_rows_f16 (and flash_rows2_f16, each head; flash_rows_f32 over f32
+ * rows without the rounding), where a table has it:
+ * bit for bit the scalar fold --
+ * per row a rescale f16(y * ms) where ms != 1, then f16(fma(x, vs, y)) --
+ * for head sizes around the vector widths and the register blocks (1, 7,
+ * 8, 16, 64, 72, 128, 200), strided rows, rescales of every kind (0 at
+ * the first row, tiny, near 1, exactly 1) and weights down to f16's
+ * subnormals. */
+static void test_flash_rows(const pl_cpu_isa *isa) {
+    if (!isa->flash_rows_f16 && !isa->flash_rows_f32) return;
+    static const int64_t lens[] = {1, 7, 8, 16, 64, 72, 128, 200};
+    const int64_t rows = 37, stride = 211;
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        const int64_t n = lens[li];
+        uint16_t *x = malloc((size_t)(rows * stride) * sizeof *x);
+        float vs[37], ms[37], *y = calloc((size_t)n, sizeof *y), *y0 = calloc((size_t)n, sizeof *y0);
+        for (int64_t i = 0; i < rows * stride; i++) x[i] = pl_f32_to_f16(pl_rng_uniform(&rng) * 4.f - 2.f);
+        for (int64_t r = 0; r < rows; r++) {
+            const float u = pl_rng_uniform(&rng);
+            vs[r] = r % 5 == 3 ? 1.0f : r % 7 == 2 ? 3e-7f * u : u;
+            ms[r] = r == 0 ? 0.0f : r % 4 == 1 ? u : r % 9 == 4 ? 0.99999994f : 1.0f;
+        }
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t d = 0; d < n; d++) {
+                if (ms[r] != 1.0f) y0[d] = pl_f16_to_f32(pl_f32_to_f16(y0[d] * ms[r]));
+                y0[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(x[r * stride + d]), vs[r], y0[d])));
+            }
+        if (isa->flash_rows_f16) {
+            isa->flash_rows_f16(vs, ms, x, stride, rows, y, n);
+            CHECK_MSG(same_bits(y, y0, (size_t)n * sizeof *y), "%s flash_rows_f16 n=%lld differs from the scalar fold",
+                      isa->name, (long long)n);
+        }
+        if (isa->flash_rows2_f16) {
+            /* the pair kernel: head a as above, head b with other weights
+             * and rescales (its first row's 0 from the other side) */
+            float vb[37], mb[37], *ya = calloc((size_t)n, sizeof *ya), *yb = calloc((size_t)n, sizeof *yb),
+                                  *yb0 = calloc((size_t)n, sizeof *yb0);
+            for (int64_t r = 0; r < rows; r++) {
+                vb[r] = vs[(r * 7 + 3) % rows] * 0.5f;
+                mb[r] = r == 0 ? 0.0f : ms[(r * 5 + 1) % rows];
+            }
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t d = 0; d < n; d++) {
+                    if (mb[r] != 1.0f) yb0[d] = pl_f16_to_f32(pl_f32_to_f16(yb0[d] * mb[r]));
+                    yb0[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(x[r * stride + d]), vb[r], yb0[d])));
+                }
+            isa->flash_rows2_f16(vs, ms, vb, mb, x, stride, rows, ya, yb, n);
+            CHECK_MSG(same_bits(ya, y0, (size_t)n * sizeof *ya) && same_bits(yb, yb0, (size_t)n * sizeof *yb),
+                      "%s flash_rows2_f16 n=%lld differs from the scalar fold", isa->name, (long long)n);
+            free(ya), free(yb), free(yb0);
+        }
+        if (isa->flash_rows_f32) {
+            /* the f32 fold: the same weights over f32 rows (the V rows
+             * decoded), no rounding */
+            float *xf = malloc((size_t)(rows * stride) * sizeof *xf), *yf = calloc((size_t)n, sizeof *yf),
+                  *yf0 = calloc((size_t)n, sizeof *yf0);
+            for (int64_t i = 0; i < rows * stride; i++) xf[i] = pl_rng_uniform(&rng) * 4.f - 2.f;
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t d = 0; d < n; d++) {
+                    if (ms[r] != 1.0f) yf0[d] = yf0[d] * ms[r];
+                    yf0[d] = fmaf(xf[r * stride + d], vs[r], yf0[d]);
+                }
+            isa->flash_rows_f32(vs, ms, xf, stride, rows, yf, n);
+            CHECK_MSG(same_bits(yf, yf0, (size_t)n * sizeof *yf), "%s flash_rows_f32 n=%lld differs from the scalar fold",
+                      isa->name, (long long)n);
+            free(xf), free(yf), free(yf0);
+        }
+        free(x), free(y), free(y0);
+    }
+}
+
 static void test_scale_round(const pl_cpu_isa *isa) {
     if (!isa->scale_round_f16) return;
     static const int64_t lens[] = {0, 1, 15, 16, 17, 100};
@@ -904,7 +975,8 @@ int main(void) {
     }
     CHECK(n_insts >= 2);
     for (size_t i = 0; i < n_all; i++)
-        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]), test_rows2(all[i]), test_mad_round(all[i]);
+        if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]), test_rows2(all[i]), test_mad_round(all[i]),
+            test_flash_rows(all[i]);
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->axpy_rows_f16,
               "the AVX-512 table lost axpy_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows_f16,

@@ -110,6 +110,7 @@ typedef struct {
     /* `dot` over many rows, when the ISA table's equals the quant tier's */
     void (*dot_rows)(const uint16_t *x, int64_t stride, int64_t n_rows, const uint16_t *q, int64_t n, float *y);
     bool pair; /* heads taken two at a time by the ISA's two-head row kernels */
+    bool flash_pair; /* the same for the flash path (dot_rows2_f16, flash_rows2_f16) */
     /* not causal: queries per block, and where a thread's block scratch is */
     int64_t qb;
     bool scores_in_act; /* the scores in the matmul scratch (else the attention scratch) */
@@ -178,6 +179,44 @@ static void mad_round_f16(const pl_cpu_isa *isa, float a, const uint16_t *v, flo
     }
 }
 
+/* The flash path's running maximum stepped over the scores w[0 .. n)
+ * first: w[p] becomes row p's V weight and ms[p] the rescale before it (1:
+ * none), as pl_flash_step gives them; returns the sum S.  The V fold then
+ * runs in one flash_rows_f16 call -- the same operations in the same order
+ * as attend_flash's loop. */
+static float flash_weights(float *w, float *ms, int64_t n) {
+    float S = 0.0f, M = -INFINITY;
+    for (int64_t p = 0; p < n; p++) {
+        float vs;
+        if (!pl_flash_step(w[p], &M, &ms[p], &vs)) ms[p] = 1.0f;
+        w[p] = vs;
+        S = S * ms[p] + vs;
+    }
+    return S;
+}
+
+/* Both heads h and h + 1 of one KV head's group by the flash arithmetic:
+ * the two-head score and fold kernels read each K and V row once for the
+ * pair; each head's bits are attend_flash's. */
+static void attend_flash_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t), n_ctx = j->cc->lim.n_ctx;
+    const float *qa = j->q + (t * ap->n_head + h) * hd;
+    float *oa = j->out + (t * ap->n_head + h) * hd, *wb = w + n_ctx, *msa = w + 2 * n_ctx, *msb = w + 3 * n_ctx;
+    j->to_f16(qa, q16, hd);
+    j->to_f16(qa + hd, q16 + hd, hd);
+    isa->dot_rows2_f16((const uint16_t *)j->k + kvh * hd, kv_dim, n_kv, q16, q16 + hd, hd, w, wb);
+    for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
+    for (int64_t p = 0; p < n_kv; p++) wb[p] *= ap->scale;
+    const float Sa = flash_weights(w, msa, n_kv), Sb = flash_weights(wb, msb, n_kv);
+    memset(oa, 0, (size_t)(2 * hd) * sizeof(float));
+    isa->flash_rows2_f16(w, msa, wb, msb, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, oa, oa + hd, hd);
+    const float ia = Sa == 0.0f ? 0.0f : 1.0f / Sa, ib = Sb == 0.0f ? 0.0f : 1.0f / Sb;
+    for (int64_t d = 0; d < hd; d++) oa[d] *= ia;
+    for (int64_t d = 0; d < hd; d++) oa[hd + d] *= ib;
+}
+
 /* One query head by llama.cpp's flash-attention arithmetic (see
  * pl_attn_params.flash): scores of f16 q against f16 K rows, folded in
  * position order into a running maximum, sum and V sum kept in f16, as
@@ -202,16 +241,22 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
     }
     memset(o, 0, (size_t)hd * sizeof(float));
     float S = 0.0f, M = -INFINITY;
-    for (int64_t p = 0; p < n_kv; p++) {
-        float ms, vs;
-        if (pl_flash_step(w[p], &M, &ms, &vs)) scale_round_f16(isa, o, ms, hd);
-        const uint16_t *vr = (const uint16_t *)j->v + p * kv_dim + kvh * hd;
-        if (f32c) {
-            j->to_f16((const float *)j->v + p * kv_dim + kvh * hd, vrow, hd);
-            vr = vrow;
+    if (!f32c && isa->flash_rows_f16) {
+        float *ms = w + j->cc->lim.n_ctx;
+        S = flash_weights(w, ms, n_kv);
+        isa->flash_rows_f16(w, ms, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, o, hd);
+    } else {
+        for (int64_t p = 0; p < n_kv; p++) {
+            float ms, vs;
+            if (pl_flash_step(w[p], &M, &ms, &vs)) scale_round_f16(isa, o, ms, hd);
+            const uint16_t *vr = (const uint16_t *)j->v + p * kv_dim + kvh * hd;
+            if (f32c) {
+                j->to_f16((const float *)j->v + p * kv_dim + kvh * hd, vrow, hd);
+                vr = vrow;
+            }
+            mad_round_f16(isa, vs, vr, o, hd);
+            S = S * ms + vs;
         }
-        mad_round_f16(isa, vs, vr, o, hd);
-        S = S * ms + vs;
     }
     const float inv = S == 0.0f ? 0.0f : 1.0f / S;
     for (int64_t d = 0; d < hd; d++) o[d] *= inv;
@@ -226,9 +271,9 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     const pl_vec_dot_fn dot = j->dot;
     uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
     float *w = (float *)mine;
-    uint16_t *q16 = (uint16_t *)(mine + (size_t)j->cc->lim.n_ctx * 2 * sizeof(float));
+    uint16_t *q16 = (uint16_t *)(mine + (size_t)j->cc->lim.n_ctx * 4 * sizeof(float));
     /* a unit of work is one query head, or two of the same group */
-    const int64_t per_unit = j->pair ? 2 : 1, units_per_group = group / per_unit;
+    const int64_t per_unit = j->pair || j->flash_pair ? 2 : 1, units_per_group = group / per_unit;
     long long lo, hi;
     pl_pool_split(j->n_tok * ap->n_head / per_unit, chunk, n_chunks, &lo, &hi);
     for (int64_t k = lo; k < hi; k++) {
@@ -237,6 +282,10 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
          * stay in cache, instead of sweeping every head's rows per token */
         const int64_t per_kv = j->n_tok * units_per_group, kvh = k / per_kv, t = k % per_kv / units_per_group;
         const int64_t h = kvh * group + k % units_per_group * per_unit, n_kv = kv_len(j, t);
+        if (j->flash_pair) {
+            attend_flash_pair(j, kvh, t, h, w, q16);
+            continue;
+        }
         if (ap->flash) {
             for (int64_t g = 0; g < per_unit; g++) attend_flash(j, kvh, t, h + g, w, q16);
             continue;
@@ -548,7 +597,7 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
                   /* the ISA's row kernel where it reproduces this tier's f16 dot */
-                  ap->k_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false, 0, false, 0, false};
+                  ap->k_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false, false, 0, false, false, 0};
     if (ap->n_kv > 0 && (ap->flash || ap->k_type == PL_TYPE_F32)) {
         full_plan(&j);
         pl_cpu_parallel(cc, full_run, &j, n_tok * ap->n_head * rows * ap->head_dim);
@@ -558,6 +607,8 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
      * exactly where those would be */
     j.pair = !ap->flash && j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->axpy_rows2_f16 && cc->isa->axpy_rows_f16 &&
              (ap->n_head / ap->n_head_kv) % 2 == 0;
+    j.flash_pair = ap->flash && j.dot_rows && cc->isa->dot_rows2_f16 && cc->isa->flash_rows2_f16 &&
+                   (ap->n_head / ap->n_head_kv) % 2 == 0;
     if (!ap->flash && ap->n_kv == 0 && split_pays(&j, n_tok)) {
         attention_split(&j);
         return;

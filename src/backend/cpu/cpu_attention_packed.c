@@ -102,9 +102,10 @@ static int64_t block_queries(const packed_job *j) {
 }
 
 /* Tokens t0 .. t0+nt-1 x heads h0 .. h0+nh-1 of KV head kvh (nt * nh <=
- * PL_PACKED_QB queries). */
-static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int64_t nt, int64_t h0, int64_t nh,
-                               uint8_t *mine) {
+ * PL_PACKED_QB queries), a row at a time: the path of a K or V read
+ * through f16 from an f32 cache, and of a table without the fold kernels. */
+static void packed_flash_rows(const packed_job *j, int64_t kvh, int64_t t0, int64_t nt, int64_t h0, int64_t nh,
+                              uint8_t *mine) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
     const int64_t hd = ap->head_dim, nq = nt * nh;
@@ -175,6 +176,74 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
                 for (int64_t d = 0; d < hd; d++) oi[d] = pl_f16_to_f32(pl_f32_to_f16(fmaf(pl_f16_to_f32(v[d]), vs, oi[d])));
             }
             S[i] = S[i] * ms + vs;
+        }
+    }
+    for (int64_t i = 0; i < nq; i++) {
+        const float inv = S[i] == 0.0f ? 0.0f : 1.0f / S[i];
+        for (int64_t d = 0; d < hd; d++) o[i][d] *= inv;
+    }
+}
+
+/* Decoded V rows a chunk holds (floats, on the thread's stack). */
+#define PL_PACKED_VBUF 4096
+
+/* packed_flash_rows's arithmetic, a chunk of rows at a time: the chunk's
+ * scores, its V rows decoded once (f16 V is read in place), then per query
+ * the running maximum stepped over the chunk (the V weights and rescales)
+ * and the whole chunk folded into the query's sum by one ISA call with the
+ * sum in registers -- the same operations in the same order per query, so
+ * the same bits. */
+static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int64_t nt, int64_t h0, int64_t nh,
+                               uint8_t *mine) {
+    const pl_attn_params *ap = j->ap;
+    const pl_cpu_isa *isa = j->cc->isa;
+    const int64_t hd = ap->head_dim, nq = nt * nh;
+    const bool f16 = j->vt == PL_TYPE_F16, k_as_16 = j->kt != ap->k_type, v_as_16 = f16 && ap->v_type == PL_TYPE_F32;
+    if (k_as_16 || v_as_16 || hd > PL_PACKED_VBUF || (f16 ? !isa->flash_rows_f16 : !isa->flash_rows_f32)) {
+        packed_flash_rows(j, kvh, t0, nt, h0, nh, mine);
+        return;
+    }
+    uint8_t *qc = mine + (size_t)hd * 6 + 32;
+    const size_t qstride = (size_t)hd * 4;
+    float *o[PL_PACKED_QB], M[PL_PACKED_QB], S[PL_PACKED_QB];
+    int64_t len[PL_PACKED_QB]; /* rows each query sees */
+    int64_t rows = 0;
+    for (int64_t i = 0; i < nq; i++) {
+        const int64_t t = t0 + i / nh, h = h0 + i % nh;
+        j->qk->act_from_float(j->q + (t * ap->n_head + h) * hd, qc + (size_t)i * qstride, hd);
+        o[i] = j->out + (t * ap->n_head + h) * hd;
+        memset(o[i], 0, (size_t)hd * sizeof(float));
+        M[i] = -INFINITY, S[i] = 0.0f;
+        len[i] = kv_len(j, t);
+        rows = len[i] > rows ? len[i] : rows;
+    }
+    const char *k0 = j->k + (size_t)kvh * j->k_head, *v0 = j->v + (size_t)kvh * j->v_head;
+    const int64_t chunk = PL_PACKED_VBUF / hd < PL_PACKED_CHUNK ? PL_PACKED_VBUF / hd : PL_PACKED_CHUNK;
+    float vbuf[PL_PACKED_VBUF], sc[PL_PACKED_QB][PL_PACKED_CHUNK], ms[PL_PACKED_CHUNK];
+    for (int64_t p0 = 0; p0 < rows; p0 += chunk) {
+        const int64_t n = rows - p0 < chunk ? rows - p0 : chunk;
+        if (!f16)
+            for (int64_t r = 0; r < n; r++) j->vk->to_float(v0 + (size_t)(p0 + r) * j->v_row, vbuf + r * hd, hd);
+        for (int64_t i = 0; i < nq; i++) {
+            const int64_t ni = len[i] - p0 < n ? len[i] - p0 : n;
+            if (ni <= 0) continue; /* causal: the query's own row came earlier */
+            const uint8_t *qi = qc + (size_t)i * qstride;
+            float *w = sc[i];
+            int64_t r = 0;
+            if (j->kk->vec_dot_rows)
+                for (; r + j->kk->dot_rows <= ni; r += j->kk->dot_rows)
+                    j->kk->vec_dot_rows(hd, k0 + (size_t)(p0 + r) * j->k_row, j->k_row, qi, 0, &w[r], 0);
+            for (; r < ni; r++) w[r] = j->kk->vec_dot(hd, k0 + (size_t)(p0 + r) * j->k_row, qi);
+            for (r = 0; r < ni; r++) {
+                float vs;
+                if (!pl_flash_step(w[r] * ap->scale, &M[i], &ms[r], &vs)) ms[r] = 1.0f;
+                w[r] = vs;
+                S[i] = S[i] * ms[r] + vs;
+            }
+            if (f16)
+                isa->flash_rows_f16(w, ms, (const uint16_t *)(v0 + (size_t)p0 * j->v_row), (int64_t)(j->v_row / 2), ni, o[i], hd);
+            else
+                isa->flash_rows_f32(w, ms, vbuf, hd, ni, o[i], hd);
         }
     }
     for (int64_t i = 0; i < nq; i++) {

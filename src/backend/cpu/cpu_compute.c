@@ -82,7 +82,7 @@ static pocketllm_status cpu_reserve(pl_compute *c, const pl_compute_limits *lim)
      * worth of slack for block types; attention's slice: see attn in
      * cpu_compute.h */
     if (!pl_mul_u64((uint64_t)lim->n_batch, (uint64_t)lim->max_in * 4 + 512, &act) ||
-        !pl_add_u64((uint64_t)lim->n_ctx * 8, (uint64_t)lim->head_dim * 10 + 128, &per) ||
+        !pl_add_u64((uint64_t)lim->n_ctx * 16, (uint64_t)lim->head_dim * 10 + 128, &per) ||
         !pl_mul_u64(per, (uint64_t)cc->n_threads, &attn) || act > SIZE_MAX / 2 || attn > SIZE_MAX / 2)
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "scratch sizes overflow (batch %lld, ctx %lld)",
                        (long long)lim->n_batch, (long long)lim->n_ctx);

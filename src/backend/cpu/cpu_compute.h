@@ -20,7 +20,8 @@ typedef struct pl_cpu_compute {
     /* matmul: the activations converted to a weight's vec_dot type */
     void *act;
     size_t act_bytes;
-    /* attention: per thread, scores (2 n_ctx floats) and q in f16; a
+    /* attention: per thread, scores (4 n_ctx floats: two heads' scores,
+     * then the flash path's rescale factors of those two) and q in f16; a
      * packed cache's flash block (cpu_attention_packed.c) takes 10 bytes a
      * head value for its first query, the scores' room for more */
     void *attn;

@@ -49,6 +49,27 @@ typedef struct pl_cpu_isa {
      * pl_f16_to_f32(pl_f32_to_f16(fmaf(x[i], a, y[i]))) -- the flash
      * path's V sum kept in f16.  NULL: callers use the scalar form. */
     void (*mad_round_f16)(float a, const uint16_t *x, float *y, int64_t n);
+    /* The flash path's whole V fold: for r = 0 .. n_rows-1, where ms[r] !=
+     * 1 first y = f16(y * ms[r]), then y = f16(fma(row r of x, vs[r], y))
+     * (rows r * stride apart) -- bit for bit those scale_round_f16 and
+     * mad_round_f16 calls in that order (a rescale by exactly 1 leaves an
+     * f16 value as it is), with y kept in registers in between.  NULL:
+     * callers make the calls. */
+    void (*flash_rows_f16)(const float *vs, const float *ms, const uint16_t *x, int64_t stride, int64_t n_rows, float *y,
+                           int64_t n);
+    /* The same fold with f32 rows and an f32 sum (the flash path's V of
+     * any type but f16, rows decoded): where ms[r] != 1 first y = y *
+     * ms[r], then y = fma(row r of x, vs[r], y) -- bit for bit those
+     * operations row by row, y in registers in between.  NULL: callers
+     * loop. */
+    void (*flash_rows_f32)(const float *vs, const float *ms, const float *x, int64_t stride, int64_t n_rows, float *y,
+                           int64_t n);
+    /* flash_rows_f16 for two heads of a grouped-query group over the same
+     * rows (weights vsa/msa into ya, vsb/msb into yb), each head's result
+     * bit for bit the one-head kernel's; the rows are read once.  NULL
+     * where the table has none. */
+    void (*flash_rows2_f16)(const float *vsa, const float *msa, const float *vsb, const float *msb, const uint16_t *x,
+                            int64_t stride, int64_t n_rows, float *ya, float *yb, int64_t n);
     /* dot_rows_f16 and axpy_rows_f16 for two heads of a grouped-query
      * group over the same rows, each head's results bit for bit those of
      * the one-head kernels; the rows are read once.  NULL where the table

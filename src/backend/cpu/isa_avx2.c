@@ -4,6 +4,7 @@
  * binary stays baseline x86-64; chosen at run time (cpu_dispatch.c).
  */
 #include "backend/cpu/cpu_isa.h"
+#include "base/half.h"
 #include "quant/kernels.h"
 
 #if defined(__x86_64__)
@@ -141,6 +142,157 @@ PL_AVX2 static void a_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) 
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16(x + i), _mm256_loadu_ps(y + i)));
     for (; i < n; i++) y[i] += a * _cvtsh_ss(x[i]);
+}
+
+/* f16 rounding of 8 lanes: to nearest even and back, as pl_f32_to_f16 /
+ * pl_f16_to_f32 do for finite values */
+PL_AVX2 static inline __m256 round_f16(__m256 v) { return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)); }
+static inline float round_f16_1(float v) { return pl_f16_to_f32(pl_f32_to_f16(v)); }
+
+PL_AVX2 static void a_scale_round_f16(const float *x, float s, float *y, int64_t n) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, round_f16(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs)));
+    for (; i < n; i++) y[i] = round_f16_1(x[i] * s);
+}
+
+PL_AVX2 static void a_mad_round_f16(float a, const uint16_t *x, float *y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, round_f16(_mm256_fmadd_ps(load_f16(x + i), va, _mm256_loadu_ps(y + i))));
+    for (; i < n; i++) y[i] = round_f16_1(fmaf(pl_f16_to_f32(x[i]), a, y[i]));
+}
+
+/* flash_rows_f16 over NV whole vectors (8 lanes each) of y kept in
+ * registers across the rows; always_inline with a constant NV */
+PL_AVX2 static inline __attribute__((always_inline)) void flash_chunk8(const float *vs, const float *ms, const uint16_t *x,
+                                                                        int64_t stride, int64_t n_rows, float *y,
+                                                                        const int NV) {
+    __m256 acc[8];
+    for (int k = 0; k < NV; k++) acc[k] = _mm256_loadu_ps(y + 8 * k);
+    for (int64_t r = 0; r < n_rows; r++) {
+        if (ms[r] != 1.0f) {
+            const __m256 m = _mm256_set1_ps(ms[r]);
+            for (int k = 0; k < NV; k++) acc[k] = round_f16(_mm256_mul_ps(acc[k], m));
+        }
+        const __m256 a = _mm256_set1_ps(vs[r]);
+        const uint16_t *xr = x + r * stride;
+        for (int k = 0; k < NV; k++) acc[k] = round_f16(_mm256_fmadd_ps(load_f16(xr + 8 * k), a, acc[k]));
+    }
+    for (int k = 0; k < NV; k++) _mm256_storeu_ps(y + 8 * k, acc[k]);
+}
+
+PL_AVX2 static void a_flash_rows_f16(const float *vs, const float *ms, const uint16_t *x, int64_t stride, int64_t n_rows,
+                                     float *y, int64_t n) {
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 64) {
+        const int64_t nv = (n - c) / 8 < 8 ? (n - c) / 8 : 8;
+        switch (nv) {
+        case 8: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 8); break;
+        case 7: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 7); break;
+        case 6: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 6); break;
+        case 5: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 5); break;
+        case 4: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 4); break;
+        case 3: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 3); break;
+        case 2: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 2); break;
+        default: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 1); break;
+        }
+        if (nv < 8) {
+            c += 8 * nv;
+            break;
+        }
+    }
+    /* the last n % 8 columns, scalar */
+    for (int64_t r = 0; c < n && r < n_rows; r++)
+        for (int64_t d = c; d < n; d++) {
+            if (ms[r] != 1.0f) y[d] = round_f16_1(y[d] * ms[r]);
+            y[d] = round_f16_1(fmaf(pl_f16_to_f32(x[r * stride + d]), vs[r], y[d]));
+        }
+}
+
+/* flash_rows_f32: the f32 fold, NV whole vectors in registers */
+PL_AVX2 static inline __attribute__((always_inline)) void flash_chunk8_f32(const float *vs, const float *ms, const float *x,
+                                                                            int64_t stride, int64_t n_rows, float *y,
+                                                                            const int NV) {
+    __m256 acc[8];
+    for (int k = 0; k < NV; k++) acc[k] = _mm256_loadu_ps(y + 8 * k);
+    for (int64_t r = 0; r < n_rows; r++) {
+        if (ms[r] != 1.0f) {
+            const __m256 m = _mm256_set1_ps(ms[r]);
+            for (int k = 0; k < NV; k++) acc[k] = _mm256_mul_ps(acc[k], m);
+        }
+        const __m256 a = _mm256_set1_ps(vs[r]);
+        const float *xr = x + r * stride;
+        for (int k = 0; k < NV; k++) acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + 8 * k), a, acc[k]);
+    }
+    for (int k = 0; k < NV; k++) _mm256_storeu_ps(y + 8 * k, acc[k]);
+}
+
+PL_AVX2 static void a_flash_rows_f32(const float *vs, const float *ms, const float *x, int64_t stride, int64_t n_rows,
+                                     float *y, int64_t n) {
+    int64_t c = 0;
+    for (; c + 64 <= n; c += 64) flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 8);
+    switch ((n - c) / 8) {
+    case 7: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 7); break;
+    case 6: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 6); break;
+    case 5: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 5); break;
+    case 4: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 4); break;
+    case 3: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 3); break;
+    case 2: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 2); break;
+    case 1: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 1); break;
+    default: break;
+    }
+    c += (n - c) / 8 * 8;
+    /* the last n % 8 columns, scalar */
+    for (int64_t r = 0; c < n && r < n_rows; r++)
+        for (int64_t d = c; d < n; d++) {
+            if (ms[r] != 1.0f) y[d] = y[d] * ms[r];
+            y[d] = fmaf(x[r * stride + d], vs[r], y[d]);
+        }
+}
+
+/* flash_rows2_f16: two heads, NV vectors each (16 ymm registers in all:
+ * NV <= 4 leaves room for the row and the weights) */
+PL_AVX2 static inline __attribute__((always_inline)) void flash_chunk8x2(const float *vsa, const float *msa,
+                                                                          const float *vsb, const float *msb,
+                                                                          const uint16_t *x, int64_t stride,
+                                                                          int64_t n_rows, float *ya, float *yb,
+                                                                          const int NV) {
+    __m256 aa[4], ab[4];
+    for (int k = 0; k < NV; k++) aa[k] = _mm256_loadu_ps(ya + 8 * k), ab[k] = _mm256_loadu_ps(yb + 8 * k);
+    for (int64_t r = 0; r < n_rows; r++) {
+        if (msa[r] != 1.0f) {
+            const __m256 m = _mm256_set1_ps(msa[r]);
+            for (int k = 0; k < NV; k++) aa[k] = round_f16(_mm256_mul_ps(aa[k], m));
+        }
+        if (msb[r] != 1.0f) {
+            const __m256 m = _mm256_set1_ps(msb[r]);
+            for (int k = 0; k < NV; k++) ab[k] = round_f16(_mm256_mul_ps(ab[k], m));
+        }
+        const __m256 a = _mm256_set1_ps(vsa[r]), b = _mm256_set1_ps(vsb[r]);
+        const uint16_t *xr = x + r * stride;
+        for (int k = 0; k < NV; k++) {
+            const __m256 v = load_f16(xr + 8 * k);
+            aa[k] = round_f16(_mm256_fmadd_ps(v, a, aa[k]));
+            ab[k] = round_f16(_mm256_fmadd_ps(v, b, ab[k]));
+        }
+    }
+    for (int k = 0; k < NV; k++) _mm256_storeu_ps(ya + 8 * k, aa[k]), _mm256_storeu_ps(yb + 8 * k, ab[k]);
+}
+
+PL_AVX2 static void a_flash_rows2_f16(const float *vsa, const float *msa, const float *vsb, const float *msb,
+                                      const uint16_t *x, int64_t stride, int64_t n_rows, float *ya, float *yb, int64_t n) {
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) flash_chunk8x2(vsa, msa, vsb, msb, x + c, stride, n_rows, ya + c, yb + c, 4);
+    const int64_t nv = (n - c) / 8;
+    if (nv == 3) flash_chunk8x2(vsa, msa, vsb, msb, x + c, stride, n_rows, ya + c, yb + c, 3);
+    else if (nv == 2) flash_chunk8x2(vsa, msa, vsb, msb, x + c, stride, n_rows, ya + c, yb + c, 2);
+    else if (nv == 1) flash_chunk8x2(vsa, msa, vsb, msb, x + c, stride, n_rows, ya + c, yb + c, 1);
+    c += 8 * nv;
+    if (c < n) {
+        a_flash_rows_f16(vsa, msa, x + c, stride, n_rows, ya + c, n - c);
+        a_flash_rows_f16(vsb, msb, x + c, stride, n_rows, yb + c, n - c);
+    }
 }
 
 /* ---- non-causal attention, PL_ATTN_QB = 16 queries = two vectors ------ */
@@ -283,6 +435,11 @@ static const pl_cpu_isa avx2 = {
     .exp_sum = a_exp_sum,
     .axpy_f32 = a_axpy_f32,
     .axpy_f16 = a_axpy_f16,
+    .scale_round_f16 = a_scale_round_f16,
+    .mad_round_f16 = a_mad_round_f16,
+    .flash_rows_f16 = a_flash_rows_f16,
+    .flash_rows2_f16 = a_flash_rows2_f16,
+    .flash_rows_f32 = a_flash_rows_f32,
     .attn_scores_f32 = a_attn_scores_f32,
     .attn_values_f32 = a_attn_values_f32,
     .gelu_erf = a_gelu_erf,

@@ -310,6 +310,157 @@ PL_AVX512 static void v_mad_round_f16(float a, const uint16_t *x, float *y, int6
     }
 }
 
+/* The flash path's V fold over many rows (flash_rows_f16), NV vectors of
+ * y held in registers across the rows: per row, where ms != 1, y =
+ * f16(y * ms) (v_scale_round_f16's operations), then y = f16(fma(x, vs,
+ * y)) (v_mad_round_f16's).  always_inline with a constant NV so the
+ * accumulators stay in registers. */
+PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk16(const float *vs, const float *ms,
+                                                                           const uint16_t *x, int64_t stride,
+                                                                           int64_t n_rows, float *y, int64_t n,
+                                                                           const int NV) {
+    __m512 acc[8];
+    __mmask16 mk[8];
+    for (int k = 0; k < NV; k++) {
+        mk[k] = tail_mask(n - 16 * k);
+        acc[k] = _mm512_maskz_loadu_ps(mk[k], y + 16 * k);
+    }
+    for (int64_t r = 0; r < n_rows; r++) {
+        if (ms[r] != 1.0f) {
+            const __m512 m = _mm512_set1_ps(ms[r]);
+            for (int k = 0; k < NV; k++)
+                acc[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_mul_ps(acc[k], m), _MM_FROUND_TO_NEAREST_INT));
+        }
+        const __m512 a = _mm512_set1_ps(vs[r]);
+        const uint16_t *xr = x + r * stride;
+        for (int k = 0; k < NV; k++) {
+            const __m512 t = _mm512_fmadd_ps(load_f16(xr + 16 * k, mk[k]), a, acc[k]);
+            acc[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(t, _MM_FROUND_TO_NEAREST_INT));
+        }
+    }
+    for (int k = 0; k < NV; k++) _mm512_mask_storeu_ps(y + 16 * k, mk[k], acc[k]);
+}
+
+PL_AVX512 static void v_flash_rows_f16(const float *vs, const float *ms, const uint16_t *x, int64_t stride,
+                                       int64_t n_rows, float *y, int64_t n) {
+    for (int64_t c = 0; c < n; c += 128) {
+        const int64_t cn = n - c < 128 ? n - c : 128;
+        switch ((cn + 15) / 16) {
+        case 8: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 8); break;
+        case 7: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 7); break;
+        case 6: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 6); break;
+        case 5: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 5); break;
+        case 4: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 4); break;
+        case 3: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 3); break;
+        case 2: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 2); break;
+        default: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 1); break;
+        }
+    }
+}
+
+/* flash_rows_f32: flash_chunk16's steps without the f16 rounding, f32
+ * rows */
+PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk16_f32(const float *vs, const float *ms,
+                                                                               const float *x, int64_t stride,
+                                                                               int64_t n_rows, float *y, int64_t n,
+                                                                               const int NV) {
+    __m512 acc[8];
+    __mmask16 mk[8];
+    for (int k = 0; k < NV; k++) {
+        mk[k] = tail_mask(n - 16 * k);
+        acc[k] = _mm512_maskz_loadu_ps(mk[k], y + 16 * k);
+    }
+    for (int64_t r = 0; r < n_rows; r++) {
+        if (ms[r] != 1.0f) {
+            const __m512 m = _mm512_set1_ps(ms[r]);
+            for (int k = 0; k < NV; k++) acc[k] = _mm512_mul_ps(acc[k], m);
+        }
+        const __m512 a = _mm512_set1_ps(vs[r]);
+        const float *xr = x + r * stride;
+        for (int k = 0; k < NV; k++) acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[k], xr + 16 * k), a, acc[k]);
+    }
+    for (int k = 0; k < NV; k++) _mm512_mask_storeu_ps(y + 16 * k, mk[k], acc[k]);
+}
+
+PL_AVX512 static void v_flash_rows_f32(const float *vs, const float *ms, const float *x, int64_t stride, int64_t n_rows,
+                                       float *y, int64_t n) {
+    for (int64_t c = 0; c < n; c += 128) {
+        const int64_t cn = n - c < 128 ? n - c : 128;
+#define PL_FLASH32(NV) flash_chunk16_f32(vs, ms, x + c, stride, n_rows, y + c, cn, NV)
+        switch ((cn + 15) / 16) {
+        case 8: PL_FLASH32(8); break;
+        case 7: PL_FLASH32(7); break;
+        case 6: PL_FLASH32(6); break;
+        case 5: PL_FLASH32(5); break;
+        case 4: PL_FLASH32(4); break;
+        case 3: PL_FLASH32(3); break;
+        case 2: PL_FLASH32(2); break;
+        default: PL_FLASH32(1); break;
+        }
+#undef PL_FLASH32
+    }
+}
+
+/* flash_rows2_f16: flash_chunk16's steps for two heads, 2 NV
+ * accumulators in registers (the two heads' chains interleave, hiding
+ * each other's conversion latency) */
+PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk16x2(const float *vsa, const float *msa,
+                                                                             const float *vsb, const float *msb,
+                                                                             const uint16_t *x, int64_t stride,
+                                                                             int64_t n_rows, float *ya, float *yb,
+                                                                             int64_t n, const int NV) {
+    __m512 aa[8], ab[8];
+    __mmask16 mk[8];
+    for (int k = 0; k < NV; k++) {
+        mk[k] = tail_mask(n - 16 * k);
+        aa[k] = _mm512_maskz_loadu_ps(mk[k], ya + 16 * k);
+        ab[k] = _mm512_maskz_loadu_ps(mk[k], yb + 16 * k);
+    }
+    for (int64_t r = 0; r < n_rows; r++) {
+        if (msa[r] != 1.0f) {
+            const __m512 m = _mm512_set1_ps(msa[r]);
+            for (int k = 0; k < NV; k++)
+                aa[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_mul_ps(aa[k], m), _MM_FROUND_TO_NEAREST_INT));
+        }
+        if (msb[r] != 1.0f) {
+            const __m512 m = _mm512_set1_ps(msb[r]);
+            for (int k = 0; k < NV; k++)
+                ab[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_mul_ps(ab[k], m), _MM_FROUND_TO_NEAREST_INT));
+        }
+        const __m512 a = _mm512_set1_ps(vsa[r]), b = _mm512_set1_ps(vsb[r]);
+        const uint16_t *xr = x + r * stride;
+        for (int k = 0; k < NV; k++) {
+            const __m512 v = load_f16(xr + 16 * k, mk[k]);
+            aa[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_fmadd_ps(v, a, aa[k]), _MM_FROUND_TO_NEAREST_INT));
+            ab[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_fmadd_ps(v, b, ab[k]), _MM_FROUND_TO_NEAREST_INT));
+        }
+    }
+    for (int k = 0; k < NV; k++) {
+        _mm512_mask_storeu_ps(ya + 16 * k, mk[k], aa[k]);
+        _mm512_mask_storeu_ps(yb + 16 * k, mk[k], ab[k]);
+    }
+}
+
+PL_AVX512 static void v_flash_rows2_f16(const float *vsa, const float *msa, const float *vsb, const float *msb,
+                                        const uint16_t *x, int64_t stride, int64_t n_rows, float *ya, float *yb,
+                                        int64_t n) {
+    for (int64_t c = 0; c < n; c += 128) {
+        const int64_t cn = n - c < 128 ? n - c : 128;
+#define PL_FLASH2(NV) flash_chunk16x2(vsa, msa, vsb, msb, x + c, stride, n_rows, ya + c, yb + c, cn, NV)
+        switch ((cn + 15) / 16) {
+        case 8: PL_FLASH2(8); break;
+        case 7: PL_FLASH2(7); break;
+        case 6: PL_FLASH2(6); break;
+        case 5: PL_FLASH2(5); break;
+        case 4: PL_FLASH2(4); break;
+        case 3: PL_FLASH2(3); break;
+        case 2: PL_FLASH2(2); break;
+        default: PL_FLASH2(1); break;
+        }
+#undef PL_FLASH2
+    }
+}
+
 /* ---- non-causal attention, PL_ATTN_QB = 16 queries = one vector ------- */
 
 #define PL_AVX512_INLINE PL_AVX512 static inline __attribute__((always_inline))
@@ -450,6 +601,9 @@ static const pl_cpu_isa avx512 = {
     .dot_rows_f16 = v_dot_rows_f16,
     .scale_round_f16 = v_scale_round_f16,
     .mad_round_f16 = v_mad_round_f16,
+    .flash_rows_f16 = v_flash_rows_f16,
+    .flash_rows2_f16 = v_flash_rows2_f16,
+    .flash_rows_f32 = v_flash_rows_f32,
     .dot_rows2_f16 = v_dot_rows2_f16,
     .axpy_rows2_f16 = v_axpy_rows2_f16,
     .attn_scores_f32 = v_attn_scores_f32,
