@@ -676,9 +676,9 @@ static void test_mad_round(const pl_cpu_isa *isa) {
  * the first row, tiny, near 1, exactly 1) and weights down to f16's
  * subnormals. */
 static void test_flash_rows(const pl_cpu_isa *isa) {
-    if (!isa->flash_rows_f16 && !isa->flash_rows_f32) return;
-    static const int64_t lens[] = {1, 7, 8, 16, 64, 72, 128, 200};
-    const int64_t rows = 37, stride = 211;
+    if (!isa->flash_rows_f16 && !isa->flash_rows_f32 && !isa->flash_rows_q8_0) return;
+    static const int64_t lens[] = {1, 7, 8, 16, 32, 64, 72, 96, 128, 200, 256};
+    const int64_t rows = 37, stride = 263;
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
         const int64_t n = lens[li];
         uint16_t *x = malloc((size_t)(rows * stride) * sizeof *x);
@@ -733,6 +733,29 @@ static void test_flash_rows(const pl_cpu_isa *isa) {
             CHECK_MSG(same_bits(yf, yf0, (size_t)n * sizeof *yf), "%s flash_rows_f32 n=%lld differs from the scalar fold",
                       isa->name, (long long)n);
             free(xf), free(yf), free(yf0);
+        }
+        if (isa->flash_rows_q8_0 && n % 32 == 0) {
+            /* over q8_0 rows (stride in bytes, not a multiple of 4): to_float
+             * then the f32 fold */
+            const size_t rb = (size_t)n / 32 * 34 + 6;
+            uint8_t *xq = malloc(rb * (size_t)rows);
+            float *row = malloc((size_t)n * sizeof *row), *yq = calloc((size_t)n, sizeof *yq),
+                  *yq0 = calloc((size_t)n, sizeof *yq0);
+            for (int64_t r = 0; r < rows; r++) {
+                for (int64_t d = 0; d < n; d++) row[d] = pl_rng_uniform(&rng) * 6.f - 3.f;
+                pl_ref_kv_store(PL_TYPE_Q8_0, row, xq + (size_t)r * rb, n);
+            }
+            for (int64_t r = 0; r < rows; r++) {
+                pl_type_get(PL_TYPE_Q8_0)->to_float(xq + (size_t)r * rb, row, n);
+                for (int64_t d = 0; d < n; d++) {
+                    if (ms[r] != 1.0f) yq0[d] = yq0[d] * ms[r];
+                    yq0[d] = fmaf(row[d], vs[r], yq0[d]);
+                }
+            }
+            isa->flash_rows_q8_0(vs, ms, xq, (int64_t)rb, rows, yq, n);
+            CHECK_MSG(same_bits(yq, yq0, (size_t)n * sizeof *yq), "%s flash_rows_q8_0 n=%lld differs from decode + fold",
+                      isa->name, (long long)n);
+            free(xq), free(row), free(yq), free(yq0);
         }
         free(x), free(y), free(y0);
     }

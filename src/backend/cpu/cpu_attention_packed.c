@@ -222,18 +222,32 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
     float vbuf[PL_PACKED_VBUF], sc[PL_PACKED_QB][PL_PACKED_CHUNK], ms[PL_PACKED_CHUNK];
     for (int64_t p0 = 0; p0 < rows; p0 += chunk) {
         const int64_t n = rows - p0 < chunk ? rows - p0 : chunk;
-        if (!f16)
+        /* q8_0 V is decoded inside the fold where the table can */
+        const bool q8 = ap->v_type == PL_TYPE_Q8_0 && isa->flash_rows_q8_0;
+        if (!f16 && !q8)
             for (int64_t r = 0; r < n; r++) j->vk->to_float(v0 + (size_t)(p0 + r) * j->v_row, vbuf + r * hd, hd);
+        /* a prefill's queries share each K row: whole tiles of rows x
+         * queries first (every row of the chunk exists for the query that
+         * sees most; a score past a query's own row is computed and left) */
+        int64_t tiled = 0, tq = 0;
+        const pl_quant_kernel_set *kk = j->kk;
+        if (kk->vec_dot_tile && nq >= kk->tile_cols && n >= kk->tile_rows) {
+            tiled = n / kk->tile_rows * kk->tile_rows, tq = nq / kk->tile_cols * kk->tile_cols;
+            for (int64_t i0 = 0; i0 < tq; i0 += kk->tile_cols)
+                for (int64_t r0 = 0; r0 < tiled; r0 += kk->tile_rows)
+                    kk->vec_dot_tile(hd, k0 + (size_t)(p0 + r0) * j->k_row, j->k_row, qc + (size_t)i0 * qstride, qstride,
+                                     &sc[i0][r0], PL_PACKED_CHUNK);
+        }
         for (int64_t i = 0; i < nq; i++) {
             const int64_t ni = len[i] - p0 < n ? len[i] - p0 : n;
             if (ni <= 0) continue; /* causal: the query's own row came earlier */
             const uint8_t *qi = qc + (size_t)i * qstride;
             float *w = sc[i];
-            int64_t r = 0;
-            if (j->kk->vec_dot_rows)
-                for (; r + j->kk->dot_rows <= ni; r += j->kk->dot_rows)
-                    j->kk->vec_dot_rows(hd, k0 + (size_t)(p0 + r) * j->k_row, j->k_row, qi, 0, &w[r], 0);
-            for (; r < ni; r++) w[r] = j->kk->vec_dot(hd, k0 + (size_t)(p0 + r) * j->k_row, qi);
+            int64_t r = i < tq ? (tiled < ni ? tiled : ni) : 0;
+            if (kk->vec_dot_rows)
+                for (; r + kk->dot_rows <= ni; r += kk->dot_rows)
+                    kk->vec_dot_rows(hd, k0 + (size_t)(p0 + r) * j->k_row, j->k_row, qi, 0, &w[r], 0);
+            for (; r < ni; r++) w[r] = kk->vec_dot(hd, k0 + (size_t)(p0 + r) * j->k_row, qi);
             for (r = 0; r < ni; r++) {
                 float vs;
                 if (!pl_flash_step(w[r] * ap->scale, &M[i], &ms[r], &vs)) ms[r] = 1.0f;
@@ -242,6 +256,8 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
             }
             if (f16)
                 isa->flash_rows_f16(w, ms, (const uint16_t *)(v0 + (size_t)p0 * j->v_row), (int64_t)(j->v_row / 2), ni, o[i], hd);
+            else if (q8)
+                isa->flash_rows_q8_0(w, ms, v0 + (size_t)p0 * j->v_row, (int64_t)j->v_row, ni, o[i], hd);
             else
                 isa->flash_rows_f32(w, ms, vbuf, hd, ni, o[i], hd);
         }

@@ -64,6 +64,12 @@ typedef struct pl_cpu_isa {
      * loop. */
     void (*flash_rows_f32)(const float *vs, const float *ms, const float *x, int64_t stride, int64_t n_rows, float *y,
                            int64_t n);
+    /* flash_rows_f32 over q8_0 rows (x: blocks, rows stride BYTES apart,
+     * n a multiple of 32), each value decoded as the reference's to_float
+     * does (q * d) inside the fold: bit for bit to_float then
+     * flash_rows_f32.  NULL: callers decode the rows first. */
+    void (*flash_rows_q8_0)(const float *vs, const float *ms, const void *x, int64_t stride, int64_t n_rows, float *y,
+                            int64_t n);
     /* flash_rows_f16 for two heads of a grouped-query group over the same
      * rows (weights vsa/msa into ya, vsb/msb into yb), each head's result
      * bit for bit the one-head kernel's; the rows are read once.  NULL

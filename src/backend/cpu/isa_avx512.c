@@ -4,6 +4,7 @@
  * run time.  Tails are handled with masked loads and stores.
  */
 #include "backend/cpu/cpu_isa.h"
+#include "quant/blocks.h"
 #include "quant/kernels.h"
 #include "ops/ref.h"
 
@@ -401,6 +402,47 @@ PL_AVX512 static void v_flash_rows_f32(const float *vs, const float *ms, const f
     }
 }
 
+/* flash_rows_q8_0: the f32 fold over q8_0 rows, each block of 32 decoded
+ * in registers (two vectors: q widened to int32, to float, times d) --
+ * the product to_float_q8_0 computes -- then fused into the sum */
+PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk_q8_0(const float *vs, const float *ms,
+                                                                              const uint8_t *x, int64_t stride,
+                                                                              int64_t n_rows, float *y, const int NB) {
+    __m512 acc[8];
+    for (int k = 0; k < 2 * NB; k++) acc[k] = _mm512_loadu_ps(y + 16 * k);
+    for (int64_t r = 0; r < n_rows; r++) {
+        if (ms[r] != 1.0f) {
+            const __m512 m = _mm512_set1_ps(ms[r]);
+            for (int k = 0; k < 2 * NB; k++) acc[k] = _mm512_mul_ps(acc[k], m);
+        }
+        const __m512 a = _mm512_set1_ps(vs[r]);
+        const pl_block_q8_0 *b = (const pl_block_q8_0 *)(x + r * stride);
+        for (int k = 0; k < NB; k++) {
+            const __m512 d = _mm512_set1_ps(_cvtsh_ss(b[k].d));
+            const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)b[k].qs)));
+            const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b[k].qs + 16))));
+            acc[2 * k] = _mm512_fmadd_ps(_mm512_mul_ps(d, lo), a, acc[2 * k]);
+            acc[2 * k + 1] = _mm512_fmadd_ps(_mm512_mul_ps(d, hi), a, acc[2 * k + 1]);
+        }
+    }
+    for (int k = 0; k < 2 * NB; k++) _mm512_storeu_ps(y + 16 * k, acc[k]);
+}
+
+PL_AVX512 static void v_flash_rows_q8_0(const float *vs, const float *ms, const void *x, int64_t stride, int64_t n_rows,
+                                        float *y, int64_t n) {
+    const uint8_t *xb = x;
+    for (int64_t c = 0; c < n; c += 128) {
+        const int64_t nb = (n - c < 128 ? n - c : 128) / 32;
+        const uint8_t *xc = xb + c / 32 * sizeof(pl_block_q8_0);
+        switch (nb) {
+        case 4: flash_chunk_q8_0(vs, ms, xc, stride, n_rows, y + c, 4); break;
+        case 3: flash_chunk_q8_0(vs, ms, xc, stride, n_rows, y + c, 3); break;
+        case 2: flash_chunk_q8_0(vs, ms, xc, stride, n_rows, y + c, 2); break;
+        default: flash_chunk_q8_0(vs, ms, xc, stride, n_rows, y + c, 1); break;
+        }
+    }
+}
+
 /* flash_rows2_f16: flash_chunk16's steps for two heads, 2 NV
  * accumulators in registers (the two heads' chains interleave, hiding
  * each other's conversion latency) */
@@ -604,6 +646,7 @@ static const pl_cpu_isa avx512 = {
     .flash_rows_f16 = v_flash_rows_f16,
     .flash_rows2_f16 = v_flash_rows2_f16,
     .flash_rows_f32 = v_flash_rows_f32,
+    .flash_rows_q8_0 = v_flash_rows_q8_0,
     .dot_rows2_f16 = v_dot_rows2_f16,
     .axpy_rows2_f16 = v_axpy_rows2_f16,
     .attn_scores_f32 = v_attn_scores_f32,
