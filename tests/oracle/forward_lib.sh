@@ -122,3 +122,21 @@ forward_check() {
     greedy_check "$1" "$2" "$3" "$4" "$6" --prompt "Once upon a time"
     logits_check "$1" "$2" "$3" "$4" "$5" "$GREEDY_IDS"
 }
+
+# ---- KV cache types (test_forward_kv.sh, test_vulkan_kv.sh) ----------------
+set_fa() { FA=$1 FA_OTHER=$([ "$1" = on ] && echo off || echo on); }
+# The logits' tolerance grows with the cache's step: both engines quantize
+# K and V rows that differ in their last bits (another summation order in
+# the projections), and a value next to a rounding boundary of the cache
+# type lands one step apart -- 2^-8 of its value for bf16 (f16: 2^-11,
+# whose tolerance is 1e-3), 1/16 of a block's range for 4-bit types
+# (KV_REL_4BIT, default 5e-3).  The argmax must still agree at every
+# decidable position, and the greedy ids up to llama.cpp's first
+# undecidable step.
+rel_for() {
+    case $1 in
+    *q4* | *q5* | *iq4*) echo "${KV_REL_4BIT:-5e-3}" ;;
+    *bf16*) echo 8e-3 ;;
+    *) echo 2e-3 ;;
+    esac
+}

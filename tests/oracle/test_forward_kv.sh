@@ -14,22 +14,6 @@ STORIES=$PL_SHARED/models/stories260K.gguf
 QWEN=$PL_TMP/qwen3-small-f32.gguf
 expect_rc 0 "$BIN" synth --quiet --shape small --type f32 --untied --seed 7 "$QWEN"
 
-set_fa() { FA=$1 FA_OTHER=$([ "$1" = on ] && echo off || echo on); }
-
-# The logits' tolerance grows with the cache's step: both engines quantize
-# K and V rows that differ in their last bits (another summation order in
-# the projections), and a value next to a rounding boundary of the cache
-# type lands one step apart -- 2^-8 of its value for bf16 (f16: 2^-11,
-# whose tolerance is 1e-3), 1/16 of a block's range for 4-bit types.  The
-# argmax must still agree at every decidable position, and the greedy ids
-# up to llama.cpp's first undecidable step.
-rel_for() {
-    case $1 in
-    *q4* | *q5* | *iq4*) echo 5e-3 ;;
-    *bf16*) echo 8e-3 ;;
-    *) echo 2e-3 ;;
-    esac
-}
 # every type for K and V, flash attention
 set_fa on
 for kv in q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl bf16; do

@@ -101,6 +101,34 @@ static int64_t block_queries(const packed_job *j) {
     return room < PL_PACKED_QB ? room : PL_PACKED_QB;
 }
 
+/* A block's queries: q in K's vec_dot type (qc, 4 bytes a value apart),
+ * outputs zeroed, the running maxima and sums reset, the rows each sees;
+ * returns the most rows any sees. */
+static int64_t block_setup(const packed_job *j, int64_t t0, int64_t nt, int64_t h0, int64_t nh, uint8_t *qc, float **o,
+                           float *M, float *S, int64_t *len) {
+    const pl_attn_params *ap = j->ap;
+    const int64_t hd = ap->head_dim;
+    int64_t rows = 0;
+    for (int64_t i = 0; i < nt * nh; i++) {
+        const int64_t t = t0 + i / nh, h = h0 + i % nh;
+        j->qk->act_from_float(j->q + (t * ap->n_head + h) * hd, qc + (size_t)i * hd * 4, hd);
+        o[i] = j->out + (t * ap->n_head + h) * hd;
+        memset(o[i], 0, (size_t)hd * sizeof(float));
+        M[i] = -INFINITY, S[i] = 0.0f;
+        len[i] = kv_len(j, t);
+        rows = len[i] > rows ? len[i] : rows;
+    }
+    return rows;
+}
+
+/* Each query's V sum divided by its sum of weights. */
+static void block_finish(int64_t nq, int64_t hd, float **o, const float *S) {
+    for (int64_t i = 0; i < nq; i++) {
+        const float inv = S[i] == 0.0f ? 0.0f : 1.0f / S[i];
+        for (int64_t d = 0; d < hd; d++) o[i][d] *= inv;
+    }
+}
+
 /* Tokens t0 .. t0+nt-1 x heads h0 .. h0+nh-1 of KV head kvh (nt * nh <=
  * PL_PACKED_QB queries), a row at a time: the path of a K or V read
  * through f16 from an f32 cache, and of a table without the fold kernels. */
@@ -116,16 +144,7 @@ static void packed_flash_rows(const packed_job *j, int64_t kvh, int64_t t0, int6
     const bool f16 = j->vt == PL_TYPE_F16, k_as_16 = j->kt != ap->k_type, v_as_16 = f16 && ap->v_type == PL_TYPE_F32;
     float *o[PL_PACKED_QB], M[PL_PACKED_QB], S[PL_PACKED_QB];
     int64_t len[PL_PACKED_QB]; /* rows each query sees */
-    int64_t rows = 0;
-    for (int64_t i = 0; i < nq; i++) {
-        const int64_t t = t0 + i / nh, h = h0 + i % nh;
-        j->qk->act_from_float(j->q + (t * ap->n_head + h) * hd, qc + (size_t)i * qstride, hd);
-        o[i] = j->out + (t * ap->n_head + h) * hd;
-        memset(o[i], 0, (size_t)hd * sizeof(float));
-        M[i] = -INFINITY, S[i] = 0.0f;
-        len[i] = kv_len(j, t);
-        rows = len[i] > rows ? len[i] : rows;
-    }
+    const int64_t rows = block_setup(j, t0, nt, h0, nh, qc, o, M, S, len);
     const char *k0 = j->k + (size_t)kvh * j->k_head, *v0 = j->v + (size_t)kvh * j->v_head;
     /* the scores of PL_PACKED_CHUNK rows at a time, by the rows kernel
      * where the tier has one (the same bits as vec_dot row by row) */
@@ -178,10 +197,7 @@ static void packed_flash_rows(const packed_job *j, int64_t kvh, int64_t t0, int6
             S[i] = S[i] * ms + vs;
         }
     }
-    for (int64_t i = 0; i < nq; i++) {
-        const float inv = S[i] == 0.0f ? 0.0f : 1.0f / S[i];
-        for (int64_t d = 0; d < hd; d++) o[i][d] *= inv;
-    }
+    block_finish(nq, hd, o, S);
 }
 
 /* Decoded V rows a chunk holds (floats, on the thread's stack). */
@@ -207,16 +223,7 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
     const size_t qstride = (size_t)hd * 4;
     float *o[PL_PACKED_QB], M[PL_PACKED_QB], S[PL_PACKED_QB];
     int64_t len[PL_PACKED_QB]; /* rows each query sees */
-    int64_t rows = 0;
-    for (int64_t i = 0; i < nq; i++) {
-        const int64_t t = t0 + i / nh, h = h0 + i % nh;
-        j->qk->act_from_float(j->q + (t * ap->n_head + h) * hd, qc + (size_t)i * qstride, hd);
-        o[i] = j->out + (t * ap->n_head + h) * hd;
-        memset(o[i], 0, (size_t)hd * sizeof(float));
-        M[i] = -INFINITY, S[i] = 0.0f;
-        len[i] = kv_len(j, t);
-        rows = len[i] > rows ? len[i] : rows;
-    }
+    const int64_t rows = block_setup(j, t0, nt, h0, nh, qc, o, M, S, len);
     const char *k0 = j->k + (size_t)kvh * j->k_head, *v0 = j->v + (size_t)kvh * j->v_head;
     const int64_t chunk = PL_PACKED_VBUF / hd < PL_PACKED_CHUNK ? PL_PACKED_VBUF / hd : PL_PACKED_CHUNK;
     float vbuf[PL_PACKED_VBUF], sc[PL_PACKED_QB][PL_PACKED_CHUNK], ms[PL_PACKED_CHUNK];
@@ -262,10 +269,7 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
                 isa->flash_rows_f32(w, ms, vbuf, hd, ni, o[i], hd);
         }
     }
-    for (int64_t i = 0; i < nq; i++) {
-        const float inv = S[i] == 0.0f ? 0.0f : 1.0f / S[i];
-        for (int64_t d = 0; d < hd; d++) o[i][d] *= inv;
-    }
+    block_finish(nq, hd, o, S);
 }
 
 /* The blocks: per KV head, its group's heads in chunks of nh, tokens in

@@ -108,6 +108,23 @@ typedef struct pl_cpu_isa {
     void (*gelu_erf)(const float *x, float *y, int64_t n);
 } pl_cpu_isa;
 
+/* CALL(k) with k = nv as a constant (1 .. 8; anything else as 1): the
+ * register-blocked kernels are always_inline functions of a constant
+ * count of vectors, instantiated once per count. */
+#define PL_ISA_NV_SWITCH(nv, CALL)                                                                                        \
+    do {                                                                                                                  \
+        switch (nv) {                                                                                                     \
+        case 8: CALL(8); break;                                                                                           \
+        case 7: CALL(7); break;                                                                                           \
+        case 6: CALL(6); break;                                                                                           \
+        case 5: CALL(5); break;                                                                                           \
+        case 4: CALL(4); break;                                                                                           \
+        case 3: CALL(3); break;                                                                                           \
+        case 2: CALL(2); break;                                                                                           \
+        default: CALL(1); break;                                                                                          \
+        }                                                                                                                 \
+    } while (0)
+
 /* queries a block of the non-causal attention kernels */
 #define PL_ATTN_QB 16
 

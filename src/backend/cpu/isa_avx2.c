@@ -187,16 +187,9 @@ PL_AVX2 static void a_flash_rows_f16(const float *vs, const float *ms, const uin
     int64_t c = 0;
     for (; c + 8 <= n; c += 64) {
         const int64_t nv = (n - c) / 8 < 8 ? (n - c) / 8 : 8;
-        switch (nv) {
-        case 8: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 8); break;
-        case 7: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 7); break;
-        case 6: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 6); break;
-        case 5: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 5); break;
-        case 4: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 4); break;
-        case 3: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 3); break;
-        case 2: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 2); break;
-        default: flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, 1); break;
-        }
+#define PL_FLASH8(NV) flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, NV)
+        PL_ISA_NV_SWITCH(nv, PL_FLASH8);
+#undef PL_FLASH8
         if (nv < 8) {
             c += 8 * nv;
             break;
@@ -232,16 +225,9 @@ PL_AVX2 static void a_flash_rows_f32(const float *vs, const float *ms, const flo
                                      float *y, int64_t n) {
     int64_t c = 0;
     for (; c + 64 <= n; c += 64) flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 8);
-    switch ((n - c) / 8) {
-    case 7: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 7); break;
-    case 6: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 6); break;
-    case 5: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 5); break;
-    case 4: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 4); break;
-    case 3: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 3); break;
-    case 2: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 2); break;
-    case 1: flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 1); break;
-    default: break;
-    }
+#define PL_FLASH8F(NV) flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, NV)
+    if ((n - c) / 8 > 0) PL_ISA_NV_SWITCH((n - c) / 8, PL_FLASH8F);
+#undef PL_FLASH8F
     c += (n - c) / 8 * 8;
     /* the last n % 8 columns, scalar */
     for (int64_t r = 0; c < n && r < n_rows; r++)

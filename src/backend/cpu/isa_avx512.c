@@ -346,16 +346,9 @@ PL_AVX512 static void v_flash_rows_f16(const float *vs, const float *ms, const u
                                        int64_t n_rows, float *y, int64_t n) {
     for (int64_t c = 0; c < n; c += 128) {
         const int64_t cn = n - c < 128 ? n - c : 128;
-        switch ((cn + 15) / 16) {
-        case 8: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 8); break;
-        case 7: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 7); break;
-        case 6: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 6); break;
-        case 5: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 5); break;
-        case 4: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 4); break;
-        case 3: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 3); break;
-        case 2: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 2); break;
-        default: flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, 1); break;
-        }
+#define PL_FLASH16(NV) flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, NV)
+        PL_ISA_NV_SWITCH((cn + 15) / 16, PL_FLASH16);
+#undef PL_FLASH16
     }
 }
 
@@ -388,16 +381,7 @@ PL_AVX512 static void v_flash_rows_f32(const float *vs, const float *ms, const f
     for (int64_t c = 0; c < n; c += 128) {
         const int64_t cn = n - c < 128 ? n - c : 128;
 #define PL_FLASH32(NV) flash_chunk16_f32(vs, ms, x + c, stride, n_rows, y + c, cn, NV)
-        switch ((cn + 15) / 16) {
-        case 8: PL_FLASH32(8); break;
-        case 7: PL_FLASH32(7); break;
-        case 6: PL_FLASH32(6); break;
-        case 5: PL_FLASH32(5); break;
-        case 4: PL_FLASH32(4); break;
-        case 3: PL_FLASH32(3); break;
-        case 2: PL_FLASH32(2); break;
-        default: PL_FLASH32(1); break;
-        }
+        PL_ISA_NV_SWITCH((cn + 15) / 16, PL_FLASH32);
 #undef PL_FLASH32
     }
 }
@@ -489,16 +473,7 @@ PL_AVX512 static void v_flash_rows2_f16(const float *vsa, const float *msa, cons
     for (int64_t c = 0; c < n; c += 128) {
         const int64_t cn = n - c < 128 ? n - c : 128;
 #define PL_FLASH2(NV) flash_chunk16x2(vsa, msa, vsb, msb, x + c, stride, n_rows, ya + c, yb + c, cn, NV)
-        switch ((cn + 15) / 16) {
-        case 8: PL_FLASH2(8); break;
-        case 7: PL_FLASH2(7); break;
-        case 6: PL_FLASH2(6); break;
-        case 5: PL_FLASH2(5); break;
-        case 4: PL_FLASH2(4); break;
-        case 3: PL_FLASH2(3); break;
-        case 2: PL_FLASH2(2); break;
-        default: PL_FLASH2(1); break;
-        }
+        PL_ISA_NV_SWITCH((cn + 15) / 16, PL_FLASH2);
 #undef PL_FLASH2
     }
 }
