@@ -179,19 +179,24 @@ static void mad_round_f16(const pl_cpu_isa *isa, float a, const uint16_t *v, flo
     }
 }
 
-/* The flash path's running maximum stepped over the scores w[0 .. n)
- * first: w[p] becomes row p's V weight and ms[p] the rescale before it (1:
- * none), as pl_flash_step gives them; returns the sum S.  The V fold then
- * runs in one flash_rows_f16 call -- the same operations in the same order
- * as attend_flash's loop. */
-static float flash_weights(float *w, float *ms, int64_t n) {
-    float S = 0.0f, M = -INFINITY;
+/* The flash path's running maximum (*M) and sum (*S) stepped over the
+ * scores w[0 .. n) first: w[p] becomes row p's V weight and ms[p] the
+ * rescale before it (1: none), as pl_flash_step gives them.  The V fold
+ * then runs in one ISA call (flash_rows_*) -- the same operations in the
+ * same order as a row-by-row loop. */
+void pl_cpu_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) {
     for (int64_t p = 0; p < n; p++) {
         float vs;
-        if (!pl_flash_step(w[p], &M, &ms[p], &vs)) ms[p] = 1.0f;
+        if (!pl_flash_step(w[p], M, &ms[p], &vs)) ms[p] = 1.0f;
         w[p] = vs;
-        S = S * ms[p] + vs;
+        *S = *S * ms[p] + vs;
     }
+}
+
+/* one head's whole fold from scratch: returns the sum S */
+static float flash_weights(float *w, float *ms, int64_t n) {
+    float S = 0.0f, M = -INFINITY;
+    pl_cpu_flash_weights(w, ms, n, &M, &S);
     return S;
 }
 

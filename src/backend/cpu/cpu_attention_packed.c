@@ -227,10 +227,10 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
     const char *k0 = j->k + (size_t)kvh * j->k_head, *v0 = j->v + (size_t)kvh * j->v_head;
     const int64_t chunk = PL_PACKED_VBUF / hd < PL_PACKED_CHUNK ? PL_PACKED_VBUF / hd : PL_PACKED_CHUNK;
     float vbuf[PL_PACKED_VBUF], sc[PL_PACKED_QB][PL_PACKED_CHUNK], ms[PL_PACKED_CHUNK];
+    /* q8_0 V is decoded inside the fold where the table can */
+    const bool q8 = ap->v_type == PL_TYPE_Q8_0 && isa->flash_rows_q8_0;
     for (int64_t p0 = 0; p0 < rows; p0 += chunk) {
         const int64_t n = rows - p0 < chunk ? rows - p0 : chunk;
-        /* q8_0 V is decoded inside the fold where the table can */
-        const bool q8 = ap->v_type == PL_TYPE_Q8_0 && isa->flash_rows_q8_0;
         if (!f16 && !q8)
             for (int64_t r = 0; r < n; r++) j->vk->to_float(v0 + (size_t)(p0 + r) * j->v_row, vbuf + r * hd, hd);
         /* a prefill's queries share each K row: whole tiles of rows x
@@ -255,12 +255,8 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
                 for (; r + kk->dot_rows <= ni; r += kk->dot_rows)
                     kk->vec_dot_rows(hd, k0 + (size_t)(p0 + r) * j->k_row, j->k_row, qi, 0, &w[r], 0);
             for (; r < ni; r++) w[r] = kk->vec_dot(hd, k0 + (size_t)(p0 + r) * j->k_row, qi);
-            for (r = 0; r < ni; r++) {
-                float vs;
-                if (!pl_flash_step(w[r] * ap->scale, &M[i], &ms[r], &vs)) ms[r] = 1.0f;
-                w[r] = vs;
-                S[i] = S[i] * ms[r] + vs;
-            }
+            for (r = 0; r < ni; r++) w[r] *= ap->scale;
+            pl_cpu_flash_weights(w, ms, ni, &M[i], &S[i]);
             if (f16)
                 isa->flash_rows_f16(w, ms, (const uint16_t *)(v0 + (size_t)p0 * j->v_row), (int64_t)(j->v_row / 2), ni, o[i], hd);
             else if (q8)

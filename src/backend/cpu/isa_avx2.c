@@ -163,38 +163,54 @@ PL_AVX2 static void a_mad_round_f16(float a, const uint16_t *x, float *y, int64_
     for (; i < n; i++) y[i] = round_f16_1(fmaf(pl_f16_to_f32(x[i]), a, y[i]));
 }
 
-/* flash_rows_f16 over NV whole vectors (8 lanes each) of y kept in
- * registers across the rows; always_inline with a constant NV */
-PL_AVX2 static inline __attribute__((always_inline)) void flash_chunk8(const float *vs, const float *ms, const uint16_t *x,
+/* flash_rows_f16 (F16: f16 rows, the sum rounded to f16 at each step) and
+ * flash_rows_f32 (f32 rows, no rounding) over NV whole vectors (8 lanes
+ * each) of y kept in registers across the rows; always_inline with
+ * constant NV and F16 */
+PL_AVX2 static inline __attribute__((always_inline)) __m256 flash_round8(__m256 v, const int F16) {
+    return F16 ? round_f16(v) : v;
+}
+
+PL_AVX2 static inline __attribute__((always_inline)) void flash_chunk8(const float *vs, const float *ms, const void *x,
                                                                         int64_t stride, int64_t n_rows, float *y,
-                                                                        const int NV) {
+                                                                        const int NV, const int F16) {
     __m256 acc[8];
     for (int k = 0; k < NV; k++) acc[k] = _mm256_loadu_ps(y + 8 * k);
     for (int64_t r = 0; r < n_rows; r++) {
         if (ms[r] != 1.0f) {
             const __m256 m = _mm256_set1_ps(ms[r]);
-            for (int k = 0; k < NV; k++) acc[k] = round_f16(_mm256_mul_ps(acc[k], m));
+            for (int k = 0; k < NV; k++) acc[k] = flash_round8(_mm256_mul_ps(acc[k], m), F16);
         }
         const __m256 a = _mm256_set1_ps(vs[r]);
-        const uint16_t *xr = x + r * stride;
-        for (int k = 0; k < NV; k++) acc[k] = round_f16(_mm256_fmadd_ps(load_f16(xr + 8 * k), a, acc[k]));
+        for (int k = 0; k < NV; k++) {
+            const __m256 v = F16 ? load_f16((const uint16_t *)x + r * stride + 8 * k)
+                                 : _mm256_loadu_ps((const float *)x + r * stride + 8 * k);
+            acc[k] = flash_round8(_mm256_fmadd_ps(v, a, acc[k]), F16);
+        }
     }
     for (int k = 0; k < NV; k++) _mm256_storeu_ps(y + 8 * k, acc[k]);
 }
 
-PL_AVX2 static void a_flash_rows_f16(const float *vs, const float *ms, const uint16_t *x, int64_t stride, int64_t n_rows,
-                                     float *y, int64_t n) {
+/* The whole vectors of a fold, 64 columns a call; returns the first
+ * column left to the caller's scalar tail (n % 8 of them). */
+PL_AVX2 static inline __attribute__((always_inline)) int64_t flash_vectors8(const float *vs, const float *ms, const void *x,
+                                                                             int64_t stride, int64_t n_rows, float *y,
+                                                                             int64_t n, const int F16) {
+    const size_t esz = F16 ? 2 : 4;
     int64_t c = 0;
     for (; c + 8 <= n; c += 64) {
         const int64_t nv = (n - c) / 8 < 8 ? (n - c) / 8 : 8;
-#define PL_FLASH8(NV) flash_chunk8(vs, ms, x + c, stride, n_rows, y + c, NV)
+#define PL_FLASH8(NV) flash_chunk8(vs, ms, (const char *)x + (size_t)c * esz, stride, n_rows, y + c, NV, F16)
         PL_ISA_NV_SWITCH(nv, PL_FLASH8);
 #undef PL_FLASH8
-        if (nv < 8) {
-            c += 8 * nv;
-            break;
-        }
+        if (nv < 8) return c + 8 * nv;
     }
+    return c < n ? c : n;
+}
+
+PL_AVX2 static void a_flash_rows_f16(const float *vs, const float *ms, const uint16_t *x, int64_t stride, int64_t n_rows,
+                                     float *y, int64_t n) {
+    const int64_t c = flash_vectors8(vs, ms, x, stride, n_rows, y, n, 1);
     /* the last n % 8 columns, scalar */
     for (int64_t r = 0; c < n && r < n_rows; r++)
         for (int64_t d = c; d < n; d++) {
@@ -203,32 +219,9 @@ PL_AVX2 static void a_flash_rows_f16(const float *vs, const float *ms, const uin
         }
 }
 
-/* flash_rows_f32: the f32 fold, NV whole vectors in registers */
-PL_AVX2 static inline __attribute__((always_inline)) void flash_chunk8_f32(const float *vs, const float *ms, const float *x,
-                                                                            int64_t stride, int64_t n_rows, float *y,
-                                                                            const int NV) {
-    __m256 acc[8];
-    for (int k = 0; k < NV; k++) acc[k] = _mm256_loadu_ps(y + 8 * k);
-    for (int64_t r = 0; r < n_rows; r++) {
-        if (ms[r] != 1.0f) {
-            const __m256 m = _mm256_set1_ps(ms[r]);
-            for (int k = 0; k < NV; k++) acc[k] = _mm256_mul_ps(acc[k], m);
-        }
-        const __m256 a = _mm256_set1_ps(vs[r]);
-        const float *xr = x + r * stride;
-        for (int k = 0; k < NV; k++) acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + 8 * k), a, acc[k]);
-    }
-    for (int k = 0; k < NV; k++) _mm256_storeu_ps(y + 8 * k, acc[k]);
-}
-
 PL_AVX2 static void a_flash_rows_f32(const float *vs, const float *ms, const float *x, int64_t stride, int64_t n_rows,
                                      float *y, int64_t n) {
-    int64_t c = 0;
-    for (; c + 64 <= n; c += 64) flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, 8);
-#define PL_FLASH8F(NV) flash_chunk8_f32(vs, ms, x + c, stride, n_rows, y + c, NV)
-    if ((n - c) / 8 > 0) PL_ISA_NV_SWITCH((n - c) / 8, PL_FLASH8F);
-#undef PL_FLASH8F
-    c += (n - c) / 8 * 8;
+    const int64_t c = flash_vectors8(vs, ms, x, stride, n_rows, y, n, 0);
     /* the last n % 8 columns, scalar */
     for (int64_t r = 0; c < n && r < n_rows; r++)
         for (int64_t d = c; d < n; d++) {

@@ -311,15 +311,19 @@ PL_AVX512 static void v_mad_round_f16(float a, const uint16_t *x, float *y, int6
     }
 }
 
-/* The flash path's V fold over many rows (flash_rows_f16), NV vectors of
- * y held in registers across the rows: per row, where ms != 1, y =
- * f16(y * ms) (v_scale_round_f16's operations), then y = f16(fma(x, vs,
- * y)) (v_mad_round_f16's).  always_inline with a constant NV so the
- * accumulators stay in registers. */
-PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk16(const float *vs, const float *ms,
-                                                                           const uint16_t *x, int64_t stride,
-                                                                           int64_t n_rows, float *y, int64_t n,
-                                                                           const int NV) {
+/* The flash path's V fold over many rows, NV vectors of y held in
+ * registers across the rows.  F16 (flash_rows_f16, f16 rows): per row,
+ * where ms != 1, y = f16(y * ms) (v_scale_round_f16's operations), then y
+ * = f16(fma(x, vs, y)) (v_mad_round_f16's); else (flash_rows_f32, f32
+ * rows) the same steps without the rounding.  always_inline with constant
+ * NV and F16 so the accumulators stay in registers. */
+PL_AVX512 static inline __attribute__((always_inline)) __m512 flash_round16(__m512 v, const int F16) {
+    return F16 ? _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) : v;
+}
+
+PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk16(const float *vs, const float *ms, const void *x,
+                                                                           int64_t stride, int64_t n_rows, float *y,
+                                                                           int64_t n, const int NV, const int F16) {
     __m512 acc[8];
     __mmask16 mk[8];
     for (int k = 0; k < NV; k++) {
@@ -329,14 +333,13 @@ PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk16(const 
     for (int64_t r = 0; r < n_rows; r++) {
         if (ms[r] != 1.0f) {
             const __m512 m = _mm512_set1_ps(ms[r]);
-            for (int k = 0; k < NV; k++)
-                acc[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_mul_ps(acc[k], m), _MM_FROUND_TO_NEAREST_INT));
+            for (int k = 0; k < NV; k++) acc[k] = flash_round16(_mm512_mul_ps(acc[k], m), F16);
         }
         const __m512 a = _mm512_set1_ps(vs[r]);
-        const uint16_t *xr = x + r * stride;
         for (int k = 0; k < NV; k++) {
-            const __m512 t = _mm512_fmadd_ps(load_f16(xr + 16 * k, mk[k]), a, acc[k]);
-            acc[k] = _mm512_cvtph_ps(_mm512_cvtps_ph(t, _MM_FROUND_TO_NEAREST_INT));
+            const __m512 v = F16 ? load_f16((const uint16_t *)x + r * stride + 16 * k, mk[k])
+                                 : _mm512_maskz_loadu_ps(mk[k], (const float *)x + r * stride + 16 * k);
+            acc[k] = flash_round16(_mm512_fmadd_ps(v, a, acc[k]), F16);
         }
     }
     for (int k = 0; k < NV; k++) _mm512_mask_storeu_ps(y + 16 * k, mk[k], acc[k]);
@@ -346,41 +349,17 @@ PL_AVX512 static void v_flash_rows_f16(const float *vs, const float *ms, const u
                                        int64_t n_rows, float *y, int64_t n) {
     for (int64_t c = 0; c < n; c += 128) {
         const int64_t cn = n - c < 128 ? n - c : 128;
-#define PL_FLASH16(NV) flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, NV)
+#define PL_FLASH16(NV) flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, NV, 1)
         PL_ISA_NV_SWITCH((cn + 15) / 16, PL_FLASH16);
 #undef PL_FLASH16
     }
-}
-
-/* flash_rows_f32: flash_chunk16's steps without the f16 rounding, f32
- * rows */
-PL_AVX512 static inline __attribute__((always_inline)) void flash_chunk16_f32(const float *vs, const float *ms,
-                                                                               const float *x, int64_t stride,
-                                                                               int64_t n_rows, float *y, int64_t n,
-                                                                               const int NV) {
-    __m512 acc[8];
-    __mmask16 mk[8];
-    for (int k = 0; k < NV; k++) {
-        mk[k] = tail_mask(n - 16 * k);
-        acc[k] = _mm512_maskz_loadu_ps(mk[k], y + 16 * k);
-    }
-    for (int64_t r = 0; r < n_rows; r++) {
-        if (ms[r] != 1.0f) {
-            const __m512 m = _mm512_set1_ps(ms[r]);
-            for (int k = 0; k < NV; k++) acc[k] = _mm512_mul_ps(acc[k], m);
-        }
-        const __m512 a = _mm512_set1_ps(vs[r]);
-        const float *xr = x + r * stride;
-        for (int k = 0; k < NV; k++) acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[k], xr + 16 * k), a, acc[k]);
-    }
-    for (int k = 0; k < NV; k++) _mm512_mask_storeu_ps(y + 16 * k, mk[k], acc[k]);
 }
 
 PL_AVX512 static void v_flash_rows_f32(const float *vs, const float *ms, const float *x, int64_t stride, int64_t n_rows,
                                        float *y, int64_t n) {
     for (int64_t c = 0; c < n; c += 128) {
         const int64_t cn = n - c < 128 ? n - c : 128;
-#define PL_FLASH32(NV) flash_chunk16_f32(vs, ms, x + c, stride, n_rows, y + c, cn, NV)
+#define PL_FLASH32(NV) flash_chunk16(vs, ms, x + c, stride, n_rows, y + c, cn, NV, 0)
         PL_ISA_NV_SWITCH((cn + 15) / 16, PL_FLASH32);
 #undef PL_FLASH32
     }
