@@ -97,11 +97,21 @@ fuzz_one() {
     echo "FAIL: the seed script of $name failed" >&2
     touch "$FUZZ_LOGS/$name.failed"
   fi
-  if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -print_final_stats=0 "$corpus" \
-      >"$FUZZ_LOGS/$name.log" 2>&1; then
+  # one input may take at most 60 s (libFuzzer's default is 20 minutes:
+  # a hang would hold the whole run that long before it failed); the input
+  # that failed is printed in base64, to reproduce from the log alone
+  mkdir -p "$FUZZ_LOGS/$name.art"
+  if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -timeout=60 -max_len=65536 -print_final_stats=0 \
+      -artifact_prefix="$FUZZ_LOGS/$name.art/" "$corpus" >"$FUZZ_LOGS/$name.log" 2>&1; then
     echo "  $name: $(grep -E "^Done [0-9]+ runs" "$FUZZ_LOGS/$name.log" || echo done)" >&2
   else
     tail -50 "$FUZZ_LOGS/$name.log" >&2
+    for art in "$FUZZ_LOGS/$name.art"/*; do
+      [ -f "$art" ] || continue
+      echo "the input ($(basename "$art"), $(stat -c %s "$art") bytes; base64 -d to reproduce with $fuzzer):" >&2
+      head -c 16384 "$art" | base64 -w 0 >&2
+      echo >&2
+    done
     echo "FAIL: $name found a problem" >&2
     touch "$FUZZ_LOGS/$name.failed"
   fi

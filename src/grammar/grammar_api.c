@@ -76,6 +76,15 @@ static void cache_clear(pocketllm_grammar *g) {
     pl_gloops_clear(&g->loops);
 }
 
+/* The matcher's own failure (out of memory, or a grammar past its bounds),
+ * which makes every step look dead: an error, never a token refused. */
+static pocketllm_status matcher_failed(const pocketllm_grammar *g) {
+    const char *why = pl_gmatch_error(g->m);
+    if (!why) return POCKETLLM_OK;
+    return strncmp(why, "out of memory", 13) ? pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "%s", why)
+                                             : pl_fail(POCKETLLM_ERR_NO_MEMORY, "%s", why);
+}
+
 static pocketllm_status make(const pl_gvocab *v, gshared *sh, pocketllm_grammar **out) {
     pocketllm_grammar *g = calloc(1, sizeof *g);
     if (!g) return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory");
@@ -88,8 +97,12 @@ static pocketllm_status make(const pl_gvocab *v, gshared *sh, pocketllm_grammar 
     g->masked = malloc((size_t)v->n_vocab * sizeof *g->masked);
     g->active = true;
     if (!g->m || !g->words || !g->walk || !g->masked || (g->state = pl_gmatch_start(g->m)) == PL_GM_DEAD) {
+        pocketllm_status st = g->m ? matcher_failed(g) : POCKETLLM_OK;
+        if (!st) st = pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the grammar");
+        g->sh = NULL; /* the caller's still: grammar_new frees it, a clone's source keeps it */
+        sh->refs--;
         pocketllm_grammar_free(g);
-        return pl_fail(POCKETLLM_ERR_NO_MEMORY, "out of memory for the grammar");
+        return st;
     }
     *out = g;
     return POCKETLLM_OK;
@@ -308,7 +321,8 @@ pocketllm_status pocketllm_grammar_accept(pocketllm_grammar *g, int32_t id) {
     }
     trig_scan ts;
     const uint32_t s = after_token(g, id, &ts);
-    if (s == PL_GM_DEAD) return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "token %d is not allowed by the grammar here", id);
+    if (s == PL_GM_DEAD) return matcher_failed(g) ? matcher_failed(g)
+                                                  : pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "token %d is not allowed by the grammar here", id);
     const uint8_t *p;
     size_t n;
     piece_of(g, id, &p, &n);
@@ -371,8 +385,10 @@ pocketllm_status pocketllm_grammar_clone(const pocketllm_grammar *src, pocketllm
         const size_t from = src->n_trig ? src->act_at : 0;
         g->state = pl_gmatch_feed(g->m, pl_gmatch_start(g->m), (const uint8_t *)src->log + from, src->n_log - from);
         if (g->state == PL_GM_DEAD) {
+            pocketllm_status st = matcher_failed(g);
+            if (!st) st = pl_fail(POCKETLLM_ERR_INTERNAL, "grammar clone: the replayed text does not match");
             pocketllm_grammar_free(g);
-            return pl_fail(POCKETLLM_ERR_INTERNAL, "grammar clone: the replayed text does not match");
+            return st;
         }
     }
     *out = g;
@@ -500,7 +516,8 @@ static pocketllm_status fill_mask(pocketllm_grammar *g, int32_t budget) {
         return POCKETLLM_OK;
     }
     walk_mask(g, g->state, budget, -1);
-    if (binds) return POCKETLLM_OK;
+    pocketllm_status st = matcher_failed(g);
+    if (st || binds) return st;
     /* remember it */
     if (!g->cache) {
         g->cache = malloc((size_t)MASK_CACHE * nw * sizeof *g->cache);
@@ -551,6 +568,8 @@ pocketllm_status pocketllm_grammar_mask(pocketllm_grammar *g, uint8_t *allow, in
      * timing `bench --json-schema` reports for a step that needs the mask */
     if (g->active) walk_mask(g, g->state, -1, -1);
     else fill_mask(g, -1);
+    pocketllm_status st = matcher_failed(g);
+    if (st) return st;
     words_to_bytes(g->words, allow, n_vocab);
     return POCKETLLM_OK;
 }

@@ -17,6 +17,15 @@
 
 #define INF_LEN (UINT32_MAX / 4)
 #define NO_POS UINT32_MAX
+/* Bounds on the work of one character and on the stacks kept: a grammar
+ * past them (nested rules that can each match nothing multiply the parse
+ * stacks: llama.cpp's matcher has no bound and runs for hours) is refused
+ * with pl_gmatch_error's reason instead.  Grammars written for JSON,
+ * schemas and tool calls keep hundreds of stacks per character. */
+#define PL_GM_STEP_STACKS 262144
+#define PL_GM_MAX_NODES 8388608
+#define PL_GM_STR_(x) #x
+#define PL_GM_STR(x) PL_GM_STR_(x)
 
 typedef struct u64map {    /* key -> value, open addressing; key UINT64_MAX = empty */
     uint64_t *key;
@@ -48,7 +57,11 @@ struct pl_gmatch {
     /* scratch */
     uint32_t *buf;
     size_t n_buf, cap_buf;
+    uint32_t *work;        /* expand's list of nodes still to visit */
+    size_t n_work, cap_work;
+    size_t step_nodes;     /* nodes reached by this step's expansion */
     bool oom;
+    const char *too_complex; /* why a step went past PL_GM_STEP_STACKS or PL_GM_MAX_NODES (oom set too) */
     bool canonical; /* partial characters kept by pattern (make_partial); off only in tests */
 };
 
@@ -130,17 +143,19 @@ static uint32_t node_get(pl_gmatch *m, uint32_t pos, uint32_t parent) {
     const uint64_t key = ((uint64_t)pos << 32) | parent;
     uint32_t id;
     if (map_get(&m->node_map, key, &id)) return id;
+    const size_t old_cap = m->cap_nodes;
     if (!grow((void **)&m->npos, &m->cap_nodes, m->n_nodes + 1, sizeof *m->npos)) goto oom;
-    { /* the other per-node arrays follow npos's capacity */
+    if (m->cap_nodes != old_cap) { /* the other per-node arrays follow npos's capacity (only when it grew:
+                                    * a realloc per node would copy them each time under some allocators) */
         size_t cap = m->cap_nodes;
         uint32_t *a = realloc(m->nparent, cap * sizeof *a);
-        if (!a) goto oom;
+        if (!a) goto short_cap;
         m->nparent = a;
         a = realloc(m->ndist, cap * sizeof *a);
-        if (!a) goto oom;
+        if (!a) goto short_cap;
         m->ndist = a;
         a = realloc(m->stamp, cap * sizeof *a);
-        if (!a) goto oom;
+        if (!a) goto short_cap;
         m->stamp = a;
     }
     id = (uint32_t)m->n_nodes++;
@@ -150,6 +165,8 @@ static uint32_t node_get(pl_gmatch *m, uint32_t pos, uint32_t parent) {
     m->stamp[id] = 0;
     if (!map_put(&m->node_map, key, id)) goto oom;
     return id;
+short_cap:
+    m->cap_nodes = old_cap; /* what every per-node array holds for sure */
 oom:
     m->oom = true;
     return 0;
@@ -163,27 +180,55 @@ static void buf_push(pl_gmatch *m, uint32_t v) {
     m->buf[m->n_buf++] = v;
 }
 
-/* Every stack node reaches with a character class (or the empty stack) on
- * top, into m->buf, each once per generation. */
-static void expand(pl_gmatch *m, uint32_t node) {
+/* Push node onto the expansion's work list unless it was reached already
+ * this generation; counts it against the step's budget. */
+static void reach(pl_gmatch *m, uint32_t node) {
     if (m->oom || m->stamp[node] == m->gen) return;
     m->stamp[node] = m->gen;
-    if (node == 0) {
-        buf_push(m, 0);
+    if (++m->step_nodes > PL_GM_STEP_STACKS) {
+        m->too_complex = "the grammar is too ambiguous to match: one character leaves more than " PL_GM_STR(
+            PL_GM_STEP_STACKS) " ways to parse it (rules that can match nothing, nested deeply, multiply them)";
+        m->oom = true;
         return;
     }
+    if (m->n_nodes > PL_GM_MAX_NODES) {
+        m->too_complex = "the grammar's parse stacks outgrew the matcher's bound of " PL_GM_STR(PL_GM_MAX_NODES);
+        m->oom = true;
+        return;
+    }
+    if (!grow((void **)&m->work, &m->cap_work, m->n_work + 1, sizeof *m->work)) {
+        m->oom = true;
+        return;
+    }
+    m->work[m->n_work++] = node;
+}
+
+/* Every stack node reaches with a character class (or the empty stack) on
+ * top, into m->buf, each once per generation.  A work list, not recursion:
+ * rules that can match nothing chain completions as deep as the number of
+ * stacks, which nested optional rules make exponential in the nesting. */
+static void expand(pl_gmatch *m, uint32_t node0) {
     const pl_gbnf *g = m->g;
-    const uint32_t pos = m->npos[node], parent = m->nparent[node];
-    const pl_gelem *e = &g->el[pos];
-    if (e->kind == PL_GE_CHARS) {
-        buf_push(m, node);
-        return;
-    }
-    const uint32_t cont = g->el[pos + 1].kind == PL_GE_END ? parent : node_get(m, pos + 1, parent);
-    const uint32_t a0 = g->rule_alt[e->arg], na = g->rule_nalt[e->arg];
-    for (uint32_t a = 0; a < na && !m->oom; a++) {
-        const uint32_t start = g->alt_start[a0 + a];
-        expand(m, g->el[start].kind == PL_GE_END ? cont : node_get(m, start, cont));
+    m->n_work = 0;
+    reach(m, node0);
+    while (m->n_work && !m->oom) {
+        const uint32_t node = m->work[--m->n_work];
+        if (node == 0) {
+            buf_push(m, 0);
+            continue;
+        }
+        const uint32_t pos = m->npos[node], parent = m->nparent[node];
+        const pl_gelem *e = &g->el[pos];
+        if (e->kind == PL_GE_CHARS) {
+            buf_push(m, node);
+            continue;
+        }
+        const uint32_t cont = g->el[pos + 1].kind == PL_GE_END ? parent : node_get(m, pos + 1, parent);
+        const uint32_t a0 = g->rule_alt[e->arg], na = g->rule_nalt[e->arg];
+        for (uint32_t a = 0; a < na && !m->oom; a++) {
+            const uint32_t start = g->alt_start[a0 + a];
+            reach(m, g->el[start].kind == PL_GE_END ? cont : node_get(m, start, cont));
+        }
     }
 }
 
@@ -325,6 +370,7 @@ static uint32_t set_advance(pl_gmatch *m, uint32_t set, uint32_t cp) {
     const pl_gbnf *g = m->g;
     m->n_buf = 0;
     m->gen++;
+    m->step_nodes = 0;
     /* nodes made during expansion need a stamp slot: node_get grows it */
     const uint32_t off = m->soff[set], len = m->slen[set];
     for (uint32_t i = 0; i < len && !m->oom; i++) {
@@ -448,6 +494,11 @@ const uint32_t *pl_gmatch_row(const pl_gmatch *m, uint32_t state) { return m->tr
 
 size_t pl_gmatch_n_states(const pl_gmatch *m) { return m->n_dfa; }
 
+const char *pl_gmatch_error(const pl_gmatch *m) {
+    if (m->too_complex) return m->too_complex;
+    return m->oom ? "out of memory in the grammar matcher" : NULL;
+}
+
 void pl_gmatch_set_canonical(pl_gmatch *m, bool on) { m->canonical = on; }
 
 size_t pl_gmatch_bytes(const pl_gmatch *m) {
@@ -478,14 +529,16 @@ static void tables_free(pl_gmatch *m) {
     free(m->dset), free(m->dval), free(m->ddist), free(m->drem), free(m->trans);
     map_free(&m->node_map), map_free(&m->set_map), map_free(&m->dfa_map);
     const pl_gbnf *g = m->g;
-    uint32_t *buf = m->buf;
-    size_t cap_buf = m->cap_buf;
+    uint32_t *buf = m->buf, *work = m->work;
+    size_t cap_buf = m->cap_buf, cap_work = m->cap_work;
     const bool canonical = m->canonical;
     memset(m, 0, sizeof *m);
     m->g = g;
     m->canonical = canonical;
     m->buf = buf;
     m->cap_buf = cap_buf;
+    m->work = work;
+    m->cap_work = cap_work;
 }
 
 pl_gmatch *pl_gmatch_new(const pl_gbnf *g) {
@@ -504,6 +557,7 @@ void pl_gmatch_free(pl_gmatch *m) {
     if (!m) return;
     tables_free(m);
     free(m->buf);
+    free(m->work);
     free(m);
 }
 
@@ -512,6 +566,7 @@ uint32_t pl_gmatch_start(pl_gmatch *m) {
     const pl_gbnf *g = m->g;
     m->n_buf = 0;
     m->gen++;
+    m->step_nodes = 0;
     const uint32_t a0 = g->rule_alt[g->root], na = g->rule_nalt[g->root];
     for (uint32_t a = 0; a < na && !m->oom; a++) {
         const uint32_t start = g->alt_start[a0 + a];

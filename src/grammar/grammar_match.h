@@ -39,6 +39,10 @@ bool pl_gmatch_accepting(const pl_gmatch *m, uint32_t state);
 bool pl_gmatch_can_continue(const pl_gmatch *m, uint32_t state);
 /* The fewest further bytes that complete a match from this state. */
 uint32_t pl_gmatch_distance(const pl_gmatch *m, uint32_t state);
+/* Why a step or the start gave PL_GM_DEAD although the text may match: out
+ * of memory, or the grammar past the matcher's bounds; NULL when nothing
+ * went wrong (PL_GM_DEAD then means the text cannot match).  Sticky. */
+const char *pl_gmatch_error(const pl_gmatch *m);
 
 /* Memory held by the automaton, and a reset that keeps only `*state`
  * (renumbered): call between steps when the bytes grow past a budget. */

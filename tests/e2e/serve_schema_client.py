@@ -140,7 +140,10 @@ check(status == 200, f"grammar completion: HTTP {status}: {r}")
 if status == 200:
     text = r["choices"][0]["text"]
     check(re.fullmatch(r"answer: [0-9]{1,4}(\.[0-9]{1,2})?", text) is not None, f"grammar completion: {text!r}")
-for bad, want in (('root ::= "a', "unexpected end"), ("root ::= missing", "never defined"), ("x ::= \"a\"", "root")):
+# (the last: nested rules that can each match nothing, 2^30 parse stacks at the start)
+ambiguous = "root ::= r1 r1\n" + "".join(f"r{i} ::= r{i + 1} r{i + 1}\n" for i in range(1, 30)) + 'r30 ::= "x" | ""\n'
+for bad, want in (('root ::= "a', "unexpected end"), ("root ::= missing", "never defined"), ("x ::= \"a\"", "root"),
+                  (ambiguous, "too ambiguous")):
     status, r = chat({"grammar": bad}, max_tokens=4)
     msg = r.get("error", {}).get("message", "")
     check(status == 400 and want in msg and r["error"].get("param") == "grammar", f"bad grammar {bad!r}: {status} {msg}")

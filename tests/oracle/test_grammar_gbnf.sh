@@ -49,7 +49,10 @@ cmp -s "$PL_TMP/free.ids" "$PL_TMP/any.ids" || fail "greedy under an all-allowin
 printf 'root ::= root "a" | "b"\n' >"$PL_TMP/left.gbnf"
 printf 'root ::= undefined-rule\n' >"$PL_TMP/undef.gbnf"
 printf 'root ::= "unterminated\n' >"$PL_TMP/syntax.gbnf"
-for bad in left:left-recursive undef:"never defined" syntax:"unexpected end"; do
+# nested rules that can each match nothing: 2^30 parse stacks at the start
+{ echo 'root ::= r1 r1'; for i in $(seq 1 29); do echo "r$i ::= r$((i + 1)) r$((i + 1))"; done
+  echo 'r30 ::= "x" | ""'; } >"$PL_TMP/ambiguous.gbnf"
+for bad in left:left-recursive undef:"never defined" syntax:"unexpected end" ambiguous:"too ambiguous"; do
     f=${bad%%:*} want=${bad#*:}
     expect_rc 1 "$BIN" run --model "$M" --grammar "$PL_TMP/$f.gbnf" --prompt x -n 4
     expect_grep "$want" "$PL_TMP/err"

@@ -233,5 +233,34 @@ int main(void) {
         snprintf(buf, sizeof buf, "{\"x\":%s}", text);
         CHECK(run(JSON, buf) == -1);
     }
+    /* rules that can match nothing, nested: r_i ::= r_{i+1} r_{i+1} puts
+     * 2^depth stacks under one character.  At depth 12 (4096 of them,
+     * completions chained that deep) it still matches, in a work list and
+     * not recursion; at depth 30 the start is refused with the reason, in
+     * bounded time, where an unbounded matcher runs for hours (the fuzzer
+     * found one under the sanitizers that did, since fixed) */
+    for (int depth = 12; depth <= 30; depth += 18) {
+        char gbnf[2048];
+        int k = snprintf(gbnf, sizeof gbnf, "root ::= r1 r1\n");
+        for (int i = 1; i < depth; i++) k += snprintf(gbnf + k, sizeof gbnf - (size_t)k, "r%d ::= r%d r%d\n", i, i + 1, i + 1);
+        snprintf(gbnf + k, sizeof gbnf - (size_t)k, "r%d ::= \"x\" | \"\"\n", depth);
+        pl_gbnf g;
+        char err[200];
+        CHECK(pl_gbnf_parse(gbnf, NULL, &g, err, sizeof err));
+        pl_gmatch *m = pl_gmatch_new(&g);
+        uint32_t s = pl_gmatch_start(m);
+        if (depth == 12) {
+            CHECK(s != PL_GM_DEAD && pl_gmatch_accepting(m, s));
+            s = pl_gmatch_feed(m, s, (const uint8_t *)"xxx", 3);
+            CHECK(s != PL_GM_DEAD && pl_gmatch_accepting(m, s));
+            CHECK(pl_gmatch_error(m) == NULL);
+        } else {
+            CHECK(s == PL_GM_DEAD);
+            CHECK_MSG(pl_gmatch_error(m) && strstr(pl_gmatch_error(m), "too ambiguous"), "error: %s",
+                      pl_gmatch_error(m) ? pl_gmatch_error(m) : "(none)");
+        }
+        pl_gmatch_free(m);
+        pl_gbnf_free(&g);
+    }
     TEST_DONE();
 }
