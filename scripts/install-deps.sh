@@ -26,6 +26,7 @@ PACKAGES=(
   glslc libvulkan-dev            # the Vulkan backend's build: GLSL -> SPIR-V compiler, Vulkan headers
   libvulkan1 mesa-vulkan-drivers # the Vulkan tests: the loader and Mesa's lavapipe (a Vulkan device on the CPU)
   git nodejs npm                 # fetching the llama.cpp oracle (npm package, git bundle)
+  chromium                       # the chat page's browser test, driven headless by puppeteer-core (tests only)
   ca-certificates
 )
 

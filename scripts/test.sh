@@ -68,9 +68,11 @@ step "sanitizer tests"
 # test_vk_moe / test_moe_ops (the expert kernels) run here; the Python
 # binding's tests run there only too: Debian's python3 cannot load a
 # library built with the sanitizers without their runtime preloaded, and the
-# C calls the binding makes are the CLI's and the server's, tested here)
+# C calls the binding makes are the CLI's and the server's, tested here;
+# the chat page's browser test runs there only too: its C is the embedded
+# files' handler, which test_serve_http fetches every file of here)
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -LE 'oracle|arm64' \
-  -E '^e2e\.(test_vulkan_serve_batch|test_fit_moe|test_fit_plan|test_python|test_python_wheel|test_python_media|test_vulkan_python)$')
+  -E '^e2e\.(test_vulkan_serve_batch|test_fit_moe|test_fit_plan|test_python|test_python_wheel|test_python_media|test_vulkan_python|test_webui)$')
 
 step "the vocabulary mask under the sanitizers (the bundle's Qwen2 vocabulary)"
 # (oracle.test_grammar_mask_bpe runs it in the release tree; the sanitizer

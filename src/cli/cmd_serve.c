@@ -25,7 +25,7 @@ const char cmd_serve_usage[] =
     "                       [--parallel N] [-t N] [--queue N] [--batch N] [--lookup N] [--kv T]\n"
     "                       [-ctk T] [-ctv T] [--flash-attn on|off] [--device D] [--device-memory S]\n"
     "                       [--template FILE] [--name NAME] [--max-body SIZE] [--max-upload-mb N]\n"
-    "                       [--keepalive S] [--quiet] [--metrics] [--pooling mean|cls|last]\n"
+    "                       [--keepalive S] [--quiet] [--metrics] [--no-webui] [--pooling mean|cls|last]\n"
     "                       [--mmproj FILE [--image-min-tokens N] [--image-max-tokens N]\n"
     "                        [--allow-image-path DIR]]\n\n"
     "Serve the model over HTTP with OpenAI's API, so that OpenAI clients and libraries work\n"
@@ -81,6 +81,9 @@ const char cmd_serve_usage[] =
     "                     hits and reused tokens, embeddings, histograms of the time to first token,\n"
     "                     between tokens and per request; gauges of the queue and busy sequences),\n"
     "                     without the API key, like /health; without --metrics it is a 404\n"
+    "  --no-webui         no chat page: by default http://HOST:PORT/ in a browser opens one (built\n"
+    "                     into the binary: conversations kept in the browser, replies streamed,\n"
+    "                     images and audio with --mmproj; it asks for the API key when one is set)\n"
     "  --pooling P        how POST /v1/embeddings pools a sequence: mean, cls (its first token) or\n"
     "                     last (its last token); default: the model's <arch>.pooling_type -- a\n"
     "                     model without one (a generative model) refuses embeddings until given one\n\n"
@@ -188,6 +191,8 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             hp->log = false;
         } else if (!strcmp(argv[i], "--metrics")) {
             hp->metrics_endpoint = true;
+        } else if (!strcmp(argv[i], "--no-webui")) {
+            hp->no_webui = true;
         } else if (cli_opt(argc, argv, &i, "--pooling", &v, &err)) {
             if (err) break;
             if (!strcmp(v, "mean")) hp->pooling = POCKETLLM_POOLING_MEAN;
@@ -261,12 +266,12 @@ int cmd_serve(int argc, char **argv) {
         return rc;
     }
     const bool v6 = strchr(hp.host, ':') != NULL;
-    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s%s)\n",
+    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s%s%s)\n",
             m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx,
             m.tmpl ? "" : ", no chat template",
             m.has_vision && m.has_audio ? ", images and audio in" : m.has_vision ? ", images in" : m.has_audio ? ", audio in" : "",
             hp.api_key ? ", API key required" : "", hp.metrics_endpoint ? ", /metrics" : "",
-            cli_device_suffix(m.model));
+            hp.no_webui ? "" : ", chat page at /", cli_device_suffix(m.model));
     fflush(stderr);
     int sig = 0;
     sigwait(&stop, &sig);

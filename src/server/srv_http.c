@@ -1,6 +1,6 @@
 /*
  * srv_http.c -- the libmicrohttpd daemon of `pocketllm serve`: binding,
- * routing (GET /health, GET /v1/models[/ID], POST /v1/chat/completions,
+ * routing (GET / and /ui/...: the chat page, srv_webui.h; GET /health, GET /v1/models[/ID], POST /v1/chat/completions,
  * POST /v1/completions, POST /v1/audio/transcriptions, POST /v1/embeddings,
  * GET /metrics with --metrics), the API key (401),
  * the body limits (413: --max-body for JSON, --max-upload-mb for an
@@ -26,6 +26,7 @@
 #include "srv_text.h"
 #include "srv_transcribe.h"
 #include "srv_upload.h"
+#include "srv_webui.h"
 
 #define ASR_URL "/v1/audio/transcriptions"
 #define EMBED_URL "/v1/embeddings"
@@ -112,10 +113,10 @@ static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
     srv_sched_stats_get(h->s, &st);
     srv_buf b = {0};
     srv_buf_printf(&b,
-                   "{\"status\":\"ok\",\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u,"
+                   "{\"status\":\"ok\",\"n_ctx\":%u,\"sequences_busy\":%u,\"parallel\":%u,\"requests_waiting\":%u,\"queue\":%u,"
                    "\"forward_passes\":%llu,\"tokens_evaluated\":%llu,\"most_sequences_in_a_pass\":%u,"
                    "\"modalities\":{\"vision\":%s,\"audio\":%s},",
-                   st.active, st.parallel, st.queued, st.queue_cap, (unsigned long long)st.passes,
+                   h->m->n_ctx, st.active, st.parallel, st.queued, st.queue_cap, (unsigned long long)st.passes,
                    (unsigned long long)st.tokens, st.most_sequences, h->m->has_vision ? "true" : "false",
                    h->m->has_audio ? "true" : "false");
     /* speculative decoding: what was drafted, what was kept, their ratio
@@ -153,6 +154,13 @@ static enum MHD_Result route_get(srv_http *h, struct MHD_Connection *conn, const
     srv_error e;
     *status = 200;
     if (strcmp(url, "/health") == 0) return reply_health(h, conn);
+    enum MHD_Result page;
+    if (!h->p.no_webui && srv_webui_reply(conn, url, &page)) return page;
+    if (!h->p.no_webui && strncmp(url, "/ui/", 4) == 0) { /* the page's files are public: no key asked for one */
+        srv_fail(&e, 404, NULL, "the chat page has no file %.200s", url);
+        *status = 404;
+        return reply_error(conn, &e);
+    }
     /* like /health, no key: a scraper reads counters, never content */
     if (strcmp(url, "/metrics") == 0 && h->p.metrics_endpoint && h->p.metrics) return reply_metrics(h, conn, status);
     if (!authorized(h, conn)) {
@@ -176,6 +184,8 @@ static enum MHD_Result route_get(srv_http *h, struct MHD_Connection *conn, const
     } else if (strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0 ||
                strcmp(url, ASR_URL) == 0 || strcmp(url, EMBED_URL) == 0) {
         srv_fail(&e, 405, NULL, "%s takes POST", url);
+    } else if (h->p.no_webui && (!strcmp(url, "/") || !strncmp(url, "/ui/", 4))) {
+        srv_fail(&e, 404, NULL, "the web UI is off on this server (--no-webui)");
     } else {
         srv_fail(&e, 404, NULL, "no such endpoint: %.200s", url);
     }

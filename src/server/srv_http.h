@@ -28,6 +28,7 @@ typedef struct srv_http_params {
     int32_t pooling;         /* POST /v1/embeddings: --pooling, else the model's (pocketllm_pooling) */
     struct srv_metrics *metrics; /* counters every request updates (srv_metrics.h); NULL: none */
     bool metrics_endpoint;   /* serve GET /metrics (--metrics); else it is a 404 */
+    bool no_webui;           /* --no-webui: no chat page at / (a 404 there) */
 } srv_http_params;
 
 typedef struct srv_http srv_http;

@@ -7,7 +7,8 @@
 # --parallel 1 --queue 1, a third request is answered 503; a waiting
 # stream gets SSE keep-alive comments; clients that hang up (while
 # generating, while queued, during a long prompt) free their sequence and
-# their place in the queue, and the server serves the next request.
+# their place in the queue, and the server serves the next request.  The
+# chat page's files with their Content-Security-Policy; --no-webui.
 . "$(dirname "$0")/serve_lib.sh"
 serve_bundle
 serve_model "$PL_TMP/m.gguf" --shape tiny --type f16
@@ -155,6 +156,25 @@ wait_for(lambda h: h["sequences_busy"] == 1, "the whole request starts")
 d.close()
 wait_for(lambda h: h["sequences_busy"] == 0, "a non-streaming client that hangs up frees its sequence")
 
+# the chat page (test_webui.sh drives it in a browser): no key needed for
+# the page, which holds none; the policy lets only its own script run
+for path, kind in (("/", "text/html"), ("/ui/app.js", "text/javascript"), ("/ui/markdown.js", "text/javascript"),
+                   ("/ui/style.css", "text/css")):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", path)
+    r = c.getresponse()
+    page = r.read()
+    c.close()
+    csp = r.getheader("Content-Security-Policy") or ""
+    check(r.status == 200 and (r.getheader("Content-Type") or "").startswith(kind) and len(page) > 100,
+          "GET %s: %d %s" % (path, r.status, r.getheader("Content-Type")))
+    check("script-src 'self'" in csp and "unsafe" not in csp and "default-src 'none'" in csp, "GET %s: policy %r" % (path, csp))
+    check(r.getheader("X-Content-Type-Options") == "nosniff", "GET %s: nosniff" % path)
+status, data = request("GET", "/ui/nothing.js", headers={})
+check(status == 404, "an unknown asset: %d" % status)
+status, data = request("HEAD", "/", headers={})
+check(status == 200, "HEAD /: %d" % status)
+
 # and the server still serves
 status, data = request("POST", "/v1/chat/completions", msg(',"max_tokens":4,"temperature":0'))
 check(status == 200 and json.loads(data)["choices"][0]["finish_reason"] in ("stop", "length"),
@@ -163,5 +183,26 @@ print("http checks: %d, failed %d" % (checks, failures))
 sys.exit(1 if failures else 0)
 PY
 script_verdict $? "$PL_TMP/py.out" "the HTTP checks failed"
+serve_stop
+
+# --no-webui: no page, a 404 that says why
+serve_start nowebui --model "$PL_TMP/m.gguf" --name tiny --ctx 256 --parallel 1 --no-webui -t 1
+"$PY" - "$PORT" <<'PY' >"$PL_TMP/py2.out" 2>&1
+import http.client, json, sys
+fails = 0
+for path in ("/", "/ui/app.js"):
+    c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+    c.request("GET", path)
+    r = c.getresponse()
+    body = r.read()
+    if r.status != 404 or "--no-webui" not in json.loads(body)["error"]["message"]:
+        print("FAIL: --no-webui GET %s: %d %r" % (path, r.status, body[:200]))
+        fails += 1
+sys.exit(1 if fails else 0)
+PY
+script_verdict $? "$PL_TMP/py2.out" "--no-webui still serves the page"
+expect_grep "chat page at /" "$PL_TMP/main.log"
+ok
+grep -q "chat page" "$PL_TMP/nowebui.log" && fail "--no-webui's start line still offers the chat page"
 serve_stop
 done_testing

@@ -1,0 +1,35 @@
+# test_webui.sh -- the chat page at / in a real browser: Debian's Chromium,
+# headless, driven by puppeteer-core (pinned, installed at test time into a
+# cache by scripts/install-test-npm.sh; a failed install fails the test)
+# through webui_browser.js, against `pocketllm serve` on a random-weight
+# Qwen3 (tiny shape, real tokenizer, Qwen3 template), and a second server
+# with an API key.  Leaves a screenshot of the page after a reply in the
+# build folder (webui-screenshot.png).  Release tree only (scripts/test.sh):
+# the C it reaches under the sanitizers is test_serve_http's GET / checks.
+. "$(dirname "$0")/serve_lib.sh"
+serve_bundle
+NODE_MODULES=$(bash "$PL_SRC/scripts/install-test-npm.sh" puppeteer-core 2>"$PL_TMP/npm.err") || {
+    echo "FAIL: puppeteer-core could not be installed: $(tail -3 "$PL_TMP/npm.err")" >&2
+    exit 1
+}
+CHROMIUM=$(command -v chromium || true)
+[ -n "$CHROMIUM" ] || { echo "FAIL: no chromium on the PATH (scripts/install-deps.sh installs Debian's)" >&2; exit 1; }
+serve_model "$PL_TMP/m.gguf" --shape tiny --type f16
+
+serve_start keyed --model "$PL_TMP/m.gguf" --name tiny --api-key sekrit --ctx 512 --parallel 1 -t 1
+KEY_BASE=$BASE
+KEY_PID=$SERVER_PID
+KEY_LOG=$SERVER_LOG
+serve_start main --model "$PL_TMP/m.gguf" --name tiny --ctx 4096 --parallel 2 -t 1
+
+BASE=$BASE KEY_BASE=$KEY_BASE MODEL=tiny CHROMIUM=$CHROMIUM SHOT=$PL_BUILD/webui-screenshot.png NODE_PATH=$NODE_MODULES \
+    timeout 300 node "$(dirname "$0")/webui_browser.js" >"$PL_TMP/node.out" 2>"$PL_TMP/node.err"
+script_verdict $? "$PL_TMP/node.out" "the browser checks failed: $(head -c 4000 "$PL_TMP/node.err")"
+ok
+grep -q "webui: [0-9]* checks, 0 failed" "$PL_TMP/node.out" || fail "the browser script did not report its checks"
+ok
+[ -s "$PL_BUILD/webui-screenshot.png" ] || fail "no screenshot at $PL_BUILD/webui-screenshot.png"
+
+serve_stop
+SERVER_PID=$KEY_PID SERVER_LOG=$KEY_LOG serve_stop
+done_testing
