@@ -2,8 +2,9 @@
 # headless, driven by puppeteer-core (pinned, installed at test time into a
 # cache by scripts/install-test-npm.sh; a failed install fails the test)
 # through webui_browser.js, against `pocketllm serve` on a random-weight
-# Qwen3 (tiny shape, real tokenizer, Qwen3 template), and a second server
-# with an API key.  Leaves a screenshot of the page after a reply in the
+# Qwen3 (tiny shape, real tokenizer, Qwen3 template), a second server
+# with an API key and a third with a Qwen3-VL pair (images picked and
+# pasted).  Leaves a screenshot of the page after a reply in the
 # build folder (webui-screenshot.png).  Release tree only (scripts/test.sh):
 # the C it reaches under the sanitizers is test_serve_http's GET / checks.
 . "$(dirname "$0")/serve_lib.sh"
@@ -15,6 +16,14 @@ NODE_MODULES=$(bash "$PL_SRC/scripts/install-test-npm.sh" puppeteer-core 2>"$PL_
 CHROMIUM=$(command -v chromium || true)
 [ -n "$CHROMIUM" ] || { echo "FAIL: no chromium on the PATH (scripts/install-deps.sh installs Debian's)" >&2; exit 1; }
 serve_model "$PL_TMP/m.gguf" --shape tiny --type f16
+# images: the random-weight Qwen3-VL pair of the image tests, two small PNGs
+. "$(dirname "$0")/vl_pair_lib.sh"
+convert -size 96x64 gradient:red-blue "$PL_TMP/a.png" && convert -size 64x48 gradient:yellow-green "$PL_TMP/b.png" ||
+    { echo "FAIL: ImageMagick could not make the test images" >&2; exit 1; }
+serve_start vl --model "$PL_TMP/vl.gguf" --mmproj "$PL_TMP/mm.gguf" --image-max-tokens 16 --name vl --ctx 512 --parallel 1 -t 1
+VL_BASE=$BASE
+VL_PID=$SERVER_PID
+VL_LOG=$SERVER_LOG
 
 serve_start keyed --model "$PL_TMP/m.gguf" --name tiny --api-key sekrit --ctx 512 --parallel 1 -t 1
 KEY_BASE=$BASE
@@ -22,7 +31,7 @@ KEY_PID=$SERVER_PID
 KEY_LOG=$SERVER_LOG
 serve_start main --model "$PL_TMP/m.gguf" --name tiny --ctx 4096 --parallel 2 -t 1
 
-BASE=$BASE KEY_BASE=$KEY_BASE MODEL=tiny CHROMIUM=$CHROMIUM SHOT=$PL_BUILD/webui-screenshot.png NODE_PATH=$NODE_MODULES \
+BASE=$BASE KEY_BASE=$KEY_BASE VL_BASE=$VL_BASE IMG_A=$PL_TMP/a.png IMG_B=$PL_TMP/b.png MODEL=tiny CHROMIUM=$CHROMIUM SHOT=$PL_BUILD/webui-screenshot.png NODE_PATH=$NODE_MODULES \
     timeout 300 node "$(dirname "$0")/webui_browser.js" >"$PL_TMP/node.out" 2>"$PL_TMP/node.err"
 script_verdict $? "$PL_TMP/node.out" "the browser checks failed: $(head -c 4000 "$PL_TMP/node.err")"
 ok
@@ -32,4 +41,5 @@ ok
 
 serve_stop
 SERVER_PID=$KEY_PID SERVER_LOG=$KEY_LOG serve_stop
+SERVER_PID=$VL_PID SERVER_LOG=$VL_LOG serve_stop
 done_testing

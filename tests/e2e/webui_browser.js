@@ -6,6 +6,7 @@
 // what the server answered against the server's own non-streamed greedy
 // answer for the same request.  Prints "webui: N checks, M failed".
 // env: BASE (the server), KEY_BASE (a second one with --api-key sekrit),
+// VL_BASE (a third with a Qwen3-VL mmproj) and IMG_A, IMG_B (two PNGs),
 // CHROMIUM, SHOT (where the screenshot goes), MODEL (the served name).
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -13,7 +14,7 @@ const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const BASE = process.env.BASE, KEY_BASE = process.env.KEY_BASE, MODEL = process.env.MODEL;
+const BASE = process.env.BASE, KEY_BASE = process.env.KEY_BASE, VL_BASE = process.env.VL_BASE, MODEL = process.env.MODEL;
 let checks = 0, failed = 0;
 function check(cond, what) {
   checks++;
@@ -297,6 +298,36 @@ async function main() {
     check(await p4.$eval('#keybox', (e) => e.hidden), 'the key is asked for once (kept after a reload)');
     check(log4.errors.length === 0, 'no console errors on the keyed server past the first 401: ' + log4.errors.join(' | '));
     check(log.errors.length === 0, 'no console errors in the whole conversation test: ' + log.errors.join(' | '));
+
+    // ---- images (a server with an mmproj): one picked, one pasted ----
+    const { page: p5, log: log5 } = await open(browser, VL_BASE + '/');
+    await p5.waitForSelector('#attach-label:not([hidden])', { timeout: 10000 }).catch(() => {});
+    check(await p5.$eval('#attach-label', (e) => !e.hidden), 'the page offers attachments when the server has an mmproj');
+    check(await page.$eval('#attach-label', (e) => e.hidden), 'and not when it has none');
+    await setSettings(p5, { temperature: 0, max_tokens: 8 });
+    await (await p5.$('#attach')).uploadFile(process.env.IMG_A);
+    const pasted = fs.readFileSync(process.env.IMG_B).toString('base64');
+    await p5.$eval('#input', (e, b64) => { // a paste of an image, as a person pastes a screenshot
+      const bin = atob(b64), bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], 'pasted.png', { type: 'image/png' }));
+      e.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+    }, pasted);
+    await p5.waitForFunction(() => document.querySelectorAll('#pending .att').length === 2, { timeout: 5000 }).catch(() => {});
+    check(await p5.$$eval('#pending .att', (d) => d.length) === 2, 'a picked and a pasted image wait beside the message');
+    await p5.click('#new-chat');
+    await say(p5, 'What is in these pictures?');
+    const cv = await currentConv(p5);
+    const bv = log5.bodies[log5.bodies.length - 1];
+    const parts = bv && bv.messages[bv.messages.length - 1].content;
+    check(Array.isArray(parts) && parts.filter((x) => x.type === 'image_url').length === 2 &&
+          parts[0].image_url.url === 'data:image/png;base64,' + fs.readFileSync(process.env.IMG_A).toString('base64'),
+          'the request carries both images as data URLs');
+    check(cv.messages.length === 2 && cv.messages[1].role === 'assistant', 'a reply to the images');
+    if (cv.messages.length === 2) await sameAsDirect(VL_BASE, bv, cv.messages[1], 'the reply to two images');
+    check(await p5.$$eval('.msg.user img.attached', (d) => d.length) === 2, 'the images show in the message');
+    check(log5.errors.length === 0, 'no console errors with images: ' + log5.errors.join(' | '));
   } finally {
     await browser.close();
   }
