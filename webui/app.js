@@ -55,6 +55,19 @@
   }
 
   /* ---- the sidebar ---------------------------------------------------- */
+  /* a conversation's rename or delete button (its click does not pick the conversation) */
+  function smallButton(cls, label, action) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = cls;
+    b.title = cls;
+    b.textContent = label;
+    b.onclick = function (ev) {
+      ev.stopPropagation();
+      action();
+    };
+    return b;
+  }
   function renderConvs() {
     const ul = $('convs');
     ul.textContent = '';
@@ -66,35 +79,21 @@
       t.className = 'title';
       t.textContent = c.title || 'New chat';
       li.appendChild(t);
-      const ren = document.createElement('button');
-      ren.type = 'button';
-      ren.className = 'rename';
-      ren.title = 'rename';
-      ren.textContent = '✎';
-      ren.onclick = function (ev) {
-        ev.stopPropagation();
+      li.appendChild(smallButton('rename', '✎', function () {
         const name = prompt('Name of the conversation', c.title || '');
         if (name !== null) {
           c.title = name.slice(0, 200);
           saveConvs();
           renderConvs();
         }
-      };
-      const del = document.createElement('button');
-      del.type = 'button';
-      del.className = 'delete';
-      del.title = 'delete';
-      del.textContent = '×';
-      del.onclick = function (ev) {
-        ev.stopPropagation();
+      }));
+      li.appendChild(smallButton('delete', '×', function () {
         if (!confirm('Delete "' + (c.title || 'New chat') + '"?')) return;
         convs = convs.filter((x) => x.id !== c.id);
         if (current === c.id) current = convs.length ? convs[0].id : null;
         saveConvs();
         renderAll();
-      };
-      li.appendChild(ren);
-      li.appendChild(del);
+      }));
       li.onclick = function () {
         if (running) return;
         current = c.id;

@@ -24,7 +24,8 @@ typedef struct pl_gelem {
 typedef struct pl_gclass {
     uint32_t first; /* index of the first range in pl_gbnf.ranges (pairs) */
     uint32_t n;     /* ranges */
-    bool negated;
+    bool negated;   /* while parsing only: pl_gbnf_parse leaves every class as
+                     * its sorted, merged ranges, negated ones complemented */
 } pl_gclass;
 
 typedef struct pl_gbnf {

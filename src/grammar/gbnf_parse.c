@@ -404,6 +404,51 @@ static uint32_t class_min(const pl_gbnf *g, const pl_gclass *c) {
 
 static uint32_t add_sat(uint32_t a, uint32_t b) { return a + b >= INF_LEN ? INF_LEN : a + b; }
 
+static int cmp_range(const void *x, const void *y) {
+    const uint32_t *a = x, *b = y;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* Every class as the sorted, merged ranges of the code points it takes
+ * (a negated class as its complement in 0..U+10FFFF): the matcher asks
+ * each class per stack and per character, and a class of hundreds of
+ * ranges, negated, cost a walk over them for every question (a fuzzed
+ * grammar spent seconds there); sorted, a question is a binary search. */
+static bool normalize_classes(pl_gbnf *g) {
+    uint32_t *out = malloc((g->n_ranges + 2 * g->n_cls + 2) * sizeof *out);
+    if (!out) return false;
+    size_t n_out = 0;
+    for (size_t k = 0; k < g->n_cls; k++) {
+        pl_gclass *c = &g->cls[k];
+        uint32_t *r = g->ranges + 2 * (size_t)c->first;
+        qsort(r, c->n, 2 * sizeof *r, cmp_range);
+        const size_t first = n_out;
+        uint32_t next = 0; /* negated: the first code point not yet known to be outside */
+        for (uint32_t i = 0; i < c->n;) {
+            uint32_t lo = r[2 * i], hi = r[2 * i + 1];
+            for (i++; i < c->n && (hi == UINT32_MAX || r[2 * i] <= hi + 1); i++)
+                hi = r[2 * i + 1] > hi ? r[2 * i + 1] : hi;
+            if (lo > 0x10FFFF) break;
+            if (hi > 0x10FFFF) hi = 0x10FFFF;
+            if (!c->negated) {
+                out[n_out++] = lo, out[n_out++] = hi;
+            } else {
+                if (lo > next) out[n_out++] = next, out[n_out++] = lo - 1;
+                next = hi + 1;
+            }
+        }
+        if (c->negated && next <= 0x10FFFF) out[n_out++] = next, out[n_out++] = 0x10FFFF;
+        c->first = (uint32_t)(first / 2);
+        c->n = (uint32_t)((n_out - first) / 2);
+        c->negated = false;
+    }
+    free(g->ranges);
+    g->ranges = out;
+    g->n_ranges = n_out;
+    g->cap_ranges = g->n_ranges + 2 * g->n_cls + 2;
+    return true;
+}
+
 static bool finish(parser *ps, const char *root) {
     pl_gbnf *g = ps->g;
     for (size_t r = 0; r < ps->n_rules; r++)
@@ -448,6 +493,7 @@ static bool finish(parser *ps, const char *root) {
             g->el[g->n_el++] = (pl_gelem){PL_GE_END, 0};
         }
     }
+    if (!normalize_classes(g)) return fail(ps, "out of memory");
     /* the fewest bytes of each rule: a fixpoint from "never" downwards */
     uint32_t *cmin = malloc((g->n_cls ? g->n_cls : 1) * sizeof *cmin);
     if (!cmin) return fail(ps, "out of memory");
@@ -573,24 +619,15 @@ void pl_gbnf_free(pl_gbnf *g) {
 }
 
 bool pl_gclass_hits(const pl_gbnf *g, const pl_gclass *c, uint32_t lo, uint32_t hi) {
-    if (!c->negated) {
-        for (uint32_t i = 0; i < c->n; i++) {
-            const uint32_t a = g->ranges[2 * (c->first + i)], b = g->ranges[2 * (c->first + i) + 1];
-            if (a <= hi && b >= lo) return true;
-        }
-        return false;
+    /* classes are sorted and merged after parsing (normalize_classes): the
+     * first range ending at or after lo is the only one that can hold a
+     * point of [lo, hi] nearest lo */
+    const uint32_t *r = g->ranges + 2 * (size_t)c->first;
+    uint32_t a = 0, b = c->n;
+    while (a < b) {
+        const uint32_t mid = a + (b - a) / 2;
+        if (r[2 * mid + 1] < lo) a = mid + 1;
+        else b = mid;
     }
-    /* some point of [lo, hi] outside every range: walk lo past covering ranges */
-    uint32_t cp = lo;
-    for (bool moved = true; moved && cp <= hi;) {
-        moved = false;
-        for (uint32_t i = 0; i < c->n; i++) {
-            const uint32_t a = g->ranges[2 * (c->first + i)], b = g->ranges[2 * (c->first + i) + 1];
-            if (cp >= a && cp <= b) {
-                if (b == UINT32_MAX) return false;
-                cp = b + 1, moved = true;
-            }
-        }
-    }
-    return cp <= hi;
+    return a < c->n && r[2 * a] <= hi;
 }

@@ -33,7 +33,7 @@ serve_start main --model "$PL_TMP/m.gguf" --name tiny --ctx 4096 --parallel 2 -t
 
 BASE=$BASE KEY_BASE=$KEY_BASE VL_BASE=$VL_BASE IMG_A=$PL_TMP/a.png IMG_B=$PL_TMP/b.png MODEL=tiny CHROMIUM=$CHROMIUM SHOT=$PL_BUILD/webui-screenshot.png NODE_PATH=$NODE_MODULES \
     timeout 300 node "$(dirname "$0")/webui_browser.js" >"$PL_TMP/node.out" 2>"$PL_TMP/node.err"
-script_verdict $? "$PL_TMP/node.out" "the browser checks failed: $(head -c 4000 "$PL_TMP/node.err")"
+script_verdict $? "$PL_TMP/node.out" "the browser checks failed: $(tail -c 4000 "$PL_TMP/node.err")"
 ok
 grep -q "webui: [0-9]* checks, 0 failed" "$PL_TMP/node.out" || fail "the browser script did not report its checks"
 ok

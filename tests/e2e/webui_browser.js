@@ -25,6 +25,12 @@ function check(cond, what) {
   return cond;
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// where the script is, for a failure's message (printed as it goes)
+let phase = 'start';
+function step(name) {
+  phase = name;
+  console.error('webui: ' + name);
+}
 
 async function health(base) {
   return (await fetch(base + '/health')).json();
@@ -43,6 +49,7 @@ async function direct(base, body) {
 // navigations, and the bodies of the chat requests it sends.
 async function open(browser, url, opts = {}) {
   const page = await browser.newPage();
+  page.setDefaultTimeout(120000); // a loaded 2-core machine runs the browser slowly
   await page.setViewport({ width: 1100, height: 760 });
   const log = { errors: [], dialogs: [], navigations: 0, bodies: [] };
   page.on('console', (m) => {
@@ -104,6 +111,7 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
     userDataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'pl_chromium.')) });
   try {
+    step('load');
     // ---- load: no console errors, the model, the context, the bytes ----
     const { page, log } = await open(browser, BASE + '/');
     await page.waitForFunction((m) => document.getElementById('model').textContent === m, { timeout: 10000 }, MODEL)
@@ -121,6 +129,7 @@ async function main() {
     check(bytes < 300 * 1024, `the page's bytes (${bytes}) under 300 KB`);
     check(log.errors.length === 0, 'no console errors at load: ' + log.errors.join(' | '));
 
+    step('first message');
     // ---- settings, then a message: streamed = the server's greedy answer ----
     await setSettings(page, { temperature: 0, max_tokens: 24, system: 'You answer briefly.' });
     await say(page, 'Hello there, who are you?');
@@ -138,6 +147,7 @@ async function main() {
     await page.screenshot({ path: process.env.SHOT });
     console.log('webui: screenshot after a reply: ' + process.env.SHOT);
 
+    step('second message');
     // a different max_tokens changes what the server does
     await setSettings(page, { max_tokens: 5 });
     await say(page, 'And again?');
@@ -146,6 +156,7 @@ async function main() {
     await sameAsDirect(BASE, log.bodies[log.bodies.length - 1], c.messages[3], 'second reply (history sent back)');
     check(log.bodies[log.bodies.length - 1].messages.length === 4, 'the history goes with the second message');
 
+    step('reload');
     // ---- reload keeps the conversation; settings kept too ----
     const before = JSON.stringify(await currentConv(page));
     await page.reload({ waitUntil: 'load' });
@@ -155,6 +166,7 @@ async function main() {
     check(await page.$eval('#s-max_tokens', (e) => e.value) === '5', 'a reload keeps the settings');
     await page.click('#close-settings');
 
+    step('second conversation');
     // ---- a second conversation does not mix with the first ----
     const firstId = (await currentConv(page)).id;
     await page.click('#new-chat');
@@ -168,12 +180,14 @@ async function main() {
     await page.click(`#convs li[data-id="${firstId}"]`);
     check(await page.$$eval('.msg.user', (d) => d[0].textContent) === 'Hello there, who are you?', 'the first conversation shows again when picked');
 
+    step('thinking off');
     // ---- thinking off goes into the request ----
     await page.click('#thinking');
     await say(page, 'No thinking now.');
     check(log.bodies[log.bodies.length - 1].chat_template_kwargs.enable_thinking === false, 'the thinking switch turns enable_thinking off');
     await page.click('#thinking');
 
+    step('stop');
     // ---- Stop during a long reply: it ends, the server's sequence is free ----
     await setSettings(page, { max_tokens: 3000 });
     await page.click('#new-chat');
@@ -201,6 +215,7 @@ async function main() {
     const last = cs.messages[cs.messages.length - 1];
     check(last.role === 'assistant' && /^stopped/.test(last.stats || ''), 'the stopped reply is kept, marked stopped: ' + last.stats);
 
+    step('rename, export, import, delete');
     // ---- rename, export, import, delete ----
     const { page: p2, log: log2 } = await open(browser, BASE + '/', {
       onDialog: async (d) => (d.type() === 'prompt' ? d.accept('Renamed chat') : d.accept()),
@@ -238,6 +253,7 @@ async function main() {
     check(!(await storedConvs(p2)).some((x) => x.id === renamedId), 'delete removes the conversation');
     check(log2.errors.length === 0, 'no console errors while managing conversations: ' + log2.errors.join(' | '));
 
+    step('xss');
     // ---- XSS: a reply forced (by a grammar) to hold markup runs nothing ----
     const payload = '<script>alert(1)</script> <img src=x onerror="alert(2);document.title=\'pwned\'"> ' +
       '[click](javascript:alert(3)) <a href="javascript:alert(4)">link</a> <svg onload=alert(5)></svg> ' +
@@ -280,6 +296,7 @@ async function main() {
     check(log3.navigations === navBefore, 'no navigation happened');
     check(log3.errors.length === 0, 'no console message from the payload: ' + log3.errors.join(' | '));
 
+    step('api key');
     // ---- an API key: asked for once, then used ----
     const { page: p4, log: log4 } = await open(browser, KEY_BASE + '/', { allow401: true });
     await p4.waitForSelector('#keybox:not([hidden])', { timeout: 10000 }).catch(() => {});
@@ -299,6 +316,7 @@ async function main() {
     check(log4.errors.length === 0, 'no console errors on the keyed server past the first 401: ' + log4.errors.join(' | '));
     check(log.errors.length === 0, 'no console errors in the whole conversation test: ' + log.errors.join(' | '));
 
+    step('images');
     // ---- images (a server with an mmproj): one picked, one pasted ----
     const { page: p5, log: log5 } = await open(browser, VL_BASE + '/');
     await p5.waitForSelector('#attach-label:not([hidden])', { timeout: 10000 }).catch(() => {});
@@ -337,7 +355,7 @@ main().then(() => {
   console.log(`webui: ${checks} checks, ${failed} failed`);
   process.exit(failed ? 1 : 0);
 }, (e) => {
-  console.error('webui: ' + (e.stack || e));
+  console.error('webui: during "' + phase + '": ' + (e.stack || e));
   console.log(`webui: ${checks} checks, ${failed + 1} failed`);
   process.exit(1);
 });

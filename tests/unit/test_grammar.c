@@ -233,6 +233,57 @@ int main(void) {
         snprintf(buf, sizeof buf, "{\"x\":%s}", text);
         CHECK(run(JSON, buf) == -1);
     }
+    /* classes are kept sorted and merged, negated ones complemented: every
+     * code point near the random ranges' ends answers as the ranges as
+     * written say (overlapping, adjacent, nested, out of order, negated) */
+    {
+        uint64_t x = 99;
+        int wrong = 0;
+        for (int trial = 0; trial < 200 && !wrong; trial++) {
+            uint32_t lo[12], hi[12];
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const int n = 1 + (int)((x >> 40) % 12), neg = (int)((x >> 20) & 1);
+            char gbnf[1024];
+            int k = snprintf(gbnf, sizeof gbnf, "root ::= [%s", neg ? "^" : "");
+            for (int i = 0; i < n; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                /* small code points so that ranges meet; some past U+FFFF */
+                const uint32_t base = (x >> 60) == 0 ? 0x10000 : 0x100;
+                lo[i] = base + (uint32_t)((x >> 33) % 64);
+                hi[i] = lo[i] + (uint32_t)((x >> 13) % 9);
+                k += snprintf(gbnf + k, sizeof gbnf - (size_t)k, "\\U%08X-\\U%08X", lo[i], hi[i]);
+            }
+            snprintf(gbnf + k, sizeof gbnf - (size_t)k, "]");
+            pl_gbnf g;
+            char err[200];
+            if (!pl_gbnf_parse(gbnf, NULL, &g, err, sizeof err)) {
+                CHECK_MSG(0, "%s: %s", gbnf, err);
+                break;
+            }
+            const pl_gclass *c = &g.cls[0];
+            for (uint32_t cp = 0xF0; cp < 0x10100 && !wrong; cp = cp == 0x200 ? 0xFFF0 : cp + 1) {
+                bool in = false;
+                for (int i = 0; i < n; i++) in |= cp >= lo[i] && cp <= hi[i];
+                if (neg) in = !in;
+                if (pl_gclass_hits(&g, c, cp, cp) != in) {
+                    wrong++;
+                    fprintf(stderr, "%s: U+%04X %s\n", gbnf, cp, in ? "refused" : "taken");
+                }
+            }
+            /* and a span question: [lo, hi] holds a member */
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const uint32_t a = 0x100 + (uint32_t)((x >> 33) % 80), b = a + (uint32_t)((x >> 13) % 12);
+            bool any = false;
+            for (uint32_t cp = a; cp <= b; cp++) {
+                bool in = false;
+                for (int i = 0; i < n; i++) in |= cp >= lo[i] && cp <= hi[i];
+                any |= neg ? !in : in;
+            }
+            if (pl_gclass_hits(&g, c, a, b) != any) wrong++;
+            pl_gbnf_free(&g);
+        }
+        CHECK_MSG(wrong == 0, "%d class answers differ from the ranges as written", wrong);
+    }
     /* rules that can match nothing, nested: r_i ::= r_{i+1} r_{i+1} puts
      * 2^depth stacks under one character.  At depth 12 (4096 of them,
      * completions chained that deep) it still matches, in a work list and
