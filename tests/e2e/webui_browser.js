@@ -7,6 +7,7 @@
 // answer for the same request.  Prints "webui: N checks, M failed".
 // env: BASE (the server), KEY_BASE (a second one with --api-key sekrit),
 // VL_BASE (a third with a Qwen3-VL mmproj) and IMG_A, IMG_B (two PNGs),
+// ASR_BASE (a fourth with a Qwen3-ASR mmproj) and SPEECH (a WAV),
 // CHROMIUM, SHOT (where the screenshot goes), MODEL (the served name).
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -346,6 +347,26 @@ async function main() {
     if (cv.messages.length === 2) await sameAsDirect(VL_BASE, bv, cv.messages[1], 'the reply to two images');
     check(await p5.$$eval('.msg.user img.attached', (d) => d.length) === 2, 'the images show in the message');
     check(log5.errors.length === 0, 'no console errors with images: ' + log5.errors.join(' | '));
+
+    step('audio');
+    // ---- audio (a server with a Qwen3-ASR mmproj): a WAV picked ----
+    const { page: p6, log: log6 } = await open(browser, process.env.ASR_BASE + '/');
+    await p6.waitForSelector('#attach-label:not([hidden])', { timeout: 10000 }).catch(() => {});
+    check(await p6.$eval('#attach', (e) => e.accept) === 'audio/*', 'an audio-only server takes audio only: ' + await p6.$eval('#attach', (e) => e.accept));
+    await setSettings(p6, { temperature: 0, max_tokens: 8 });
+    await (await p6.$('#attach')).uploadFile(process.env.SPEECH);
+    await p6.waitForFunction(() => document.querySelectorAll('#pending .att').length === 1, { timeout: 5000 }).catch(() => {});
+    await p6.click('#new-chat');
+    await say(p6, 'What is said?');
+    const ca = await currentConv(p6);
+    const ba = log6.bodies[log6.bodies.length - 1];
+    const ap = ba && ba.messages[ba.messages.length - 1].content;
+    check(Array.isArray(ap) && ap[0].type === 'input_audio' && ap[0].input_audio.format === 'wav' &&
+          ap[0].input_audio.data === fs.readFileSync(process.env.SPEECH).toString('base64'), 'the request carries the clip as input_audio');
+    check(ca.messages.length === 2 && ca.messages[1].role === 'assistant', 'a reply to the clip');
+    if (ca.messages.length === 2) await sameAsDirect(process.env.ASR_BASE, ba, ca.messages[1], 'the reply to a spoken clip');
+    check(await p6.$$eval('.msg.user audio', (d) => d.length) === 1, 'the clip shows as a player in the message');
+    check(log6.errors.length === 0, 'no console errors with audio: ' + log6.errors.join(' | '));
   } finally {
     await browser.close();
   }
