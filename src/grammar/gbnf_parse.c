@@ -420,8 +420,8 @@ static bool normalize_classes(pl_gbnf *g) {
     size_t n_out = 0;
     for (size_t k = 0; k < g->n_cls; k++) {
         pl_gclass *c = &g->cls[k];
-        uint32_t *r = g->ranges + 2 * (size_t)c->first;
-        qsort(r, c->n, 2 * sizeof *r, cmp_range);
+        uint32_t *r = c->n ? g->ranges + 2 * (size_t)c->first : NULL; /* no ranges at all: g->ranges may be NULL */
+        if (c->n) qsort(r, c->n, 2 * sizeof *r, cmp_range);
         const size_t first = n_out;
         uint32_t next = 0; /* negated: the first code point not yet known to be outside */
         for (uint32_t i = 0; i < c->n;) {

@@ -119,6 +119,7 @@ int main(void) {
     CHECK(refuses("root ::= \"a\"{3,1}", "below the minimum"));
     CHECK(refuses("root ::= \"a\"{5000}", "repetitions"));
     CHECK(refuses("root ::= x\nx ::= \"a\" x", "matches nothing"));
+    CHECK(refuses("root ::= []{104}", "matches nothing")); /* a grammar with no ranges at all (fuzz_grammar's find) */
     CHECK(refuses("root ::= \"\\q\"", "unknown escape"));
     CHECK(refuses("root ::= *", "nothing before it"));
     CHECK(refuses("", "empty"));
