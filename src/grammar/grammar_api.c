@@ -81,8 +81,7 @@ static void cache_clear(pocketllm_grammar *g) {
 static pocketllm_status matcher_failed(const pocketllm_grammar *g) {
     const char *why = pl_gmatch_error(g->m);
     if (!why) return POCKETLLM_OK;
-    return strncmp(why, "out of memory", 13) ? pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "%s", why)
-                                             : pl_fail(POCKETLLM_ERR_NO_MEMORY, "%s", why);
+    return pl_fail(pl_gmatch_out_of_memory(g->m) ? POCKETLLM_ERR_NO_MEMORY : POCKETLLM_ERR_INVALID_ARGUMENT, "%s", why);
 }
 
 static pocketllm_status make(const pl_gvocab *v, gshared *sh, pocketllm_grammar **out) {

@@ -496,6 +496,8 @@ const char *pl_gmatch_error(const pl_gmatch *m) {
     return m->oom ? "out of memory in the grammar matcher" : NULL;
 }
 
+bool pl_gmatch_out_of_memory(const pl_gmatch *m) { return m->oom && !m->too_complex; }
+
 void pl_gmatch_set_canonical(pl_gmatch *m, bool on) { m->canonical = on; }
 
 size_t pl_gmatch_bytes(const pl_gmatch *m) {

@@ -43,6 +43,8 @@ uint32_t pl_gmatch_distance(const pl_gmatch *m, uint32_t state);
  * of memory, or the grammar past the matcher's bounds; NULL when nothing
  * went wrong (PL_GM_DEAD then means the text cannot match).  Sticky. */
 const char *pl_gmatch_error(const pl_gmatch *m);
+/* Whether that failure is memory running out (else: the grammar past the bounds). */
+bool pl_gmatch_out_of_memory(const pl_gmatch *m);
 
 /* Memory held by the automaton, and a reset that keeps only `*state`
  * (renumbered): call between steps when the bytes grow past a budget. */
