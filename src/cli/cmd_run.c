@@ -148,11 +148,7 @@ static int parse(int argc, char **argv, run_opts *o) {
     if (o->n_images && !o->mmproj) return cli_usage("run", "--image needs the vision tower: --mmproj FILE");
     if (o->n_audio && !o->common.prompt) return cli_usage("run", "--audio needs --prompt (not --ids)");
     if (o->n_images && !o->common.prompt) return cli_usage("run", "--image needs --prompt (not --ids)");
-    const char *spec = o->lookup ? "--lookup" : o->draft ? "--draft" : NULL;
     if (o->lookup && o->draft) return cli_usage("run", "--lookup and --draft are two ways to draft: give one");
-    if (spec && (o->grammar_file || o->schema_file) && o->sp.temperature > 0)
-        return cli_usage("run", "%s with --grammar / --json-schema is greedy only (--temp 0) yet: the acceptance "
-                         "rule of sampling would need the constrained distributions", spec);
     if (o->draft && o->n_images) return cli_usage("run", "--draft does not go with --image / --audio yet");
     if (o->draft_min > o->draft_max) return cli_usage("run", "--draft-min is larger than --draft-max");
     return run_common_check(&o->common, "run");
@@ -330,8 +326,13 @@ int cmd_run(int argc, char **argv) {
     if ((rc = run_common_open(&o.common, &rs, "run"))) return rc;
     spec_draft dm;
     memset(&dm, 0, sizeof dm);
+    /* the draft samples only where the acceptance rule reads its
+     * distributions; under a constraint each row is the target's own draw
+     * (spec_loop.h), which a draft's most likely id matches more often
+     * than an independent draw of it does */
+    const bool draft_samples = o.sp.temperature > 0 && !o.grammar_file && !o.schema_file;
     if (o.draft && (rc = spec_draft_open(o.draft, &o.common, rs.model, pocketllm_session_n_ctx(rs.session),
-                                         o.sp.temperature > 0 ? &o.sp : NULL, &dm, "run"))) {
+                                         draft_samples ? &o.sp : NULL, &dm, "run"))) {
         run_common_close(&rs);
         return rc;
     }

@@ -170,14 +170,16 @@ extern const char cmd_bench_usage[];
     "                         generated ids (the ending end-of-generation id included) on the\n"      \
     "                         next, instead of the text\n"                                            \
     "  --timings              speeds of the prefill and of the generation on stderr\n"            \
-    "  --lookup N             speculative decoding by prompt lookup (greedy only): after each\n"      \
-    "                         token, the tokens that followed the latest earlier occurrence of\n"   \
-    "                         the text's last N..1 tokens are drafted and verified in one pass;\n"  \
-    "                         the output is plain greedy's, token for token (N 1..8)\n"             \
-    "  --draft M, -md M       speculative decoding with a draft model (greedy only): a smaller\n"      \
-    "                         model with the same vocabulary, on the same device, drafts the\n"    \
-    "                         next tokens greedily and the model verifies them in one pass; the\n" \
-    "                         output is plain greedy's, token for token\n"                        \
+    "  --lookup N             speculative decoding by prompt lookup: after each token, the\n"        \
+    "                         tokens that followed the latest earlier occurrence of the text's\n"  \
+    "                         last N..1 tokens are drafted and verified in one pass (N 1..8)\n"    \
+    "  --draft M, -md M       speculative decoding with a draft model: a smaller model with the\n"  \
+    "                         same vocabulary, on the same device, drafts the next tokens and\n"   \
+    "                         the model verifies them in one pass.  With either, greedy output\n"  \
+    "                         is plain greedy's, token for token; sampled output is distributed\n" \
+    "                         as plain sampling's (speculative sampling's acceptance rule), and\n" \
+    "                         under --grammar / --json-schema it is plain sampling's draw for\n"   \
+    "                         draw from the same seed (each row drawn once, in order)\n"           \
     "  --draft-max N          tokens drafted at most per step (default 8)\n"                        \
     "  --draft-min N          a shorter draft is not verified (default 1)\n"
 

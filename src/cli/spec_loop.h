@@ -29,9 +29,14 @@ typedef struct spec_loop {
     spec_draft *dm;           /* the draft model (dm->s set), or NULL / unset: prompt lookup */
     int lookup;               /* prompt lookup's longest n-gram (with no draft model) */
     size_t draft_max, draft_min;
-    /* a constraint (greedy only: the acceptance rule of sampling would need
-     * the masked distributions), or NULL: every row is sampled under it
-     * and the id drawn accepted into it, as the plain loop does */
+    /* a constraint, or NULL: every row is sampled under it by the
+     * target's sampler and the id drawn accepted into it, as the plain
+     * loop does, and a draft is kept only when it is that id.  Sampled,
+     * this replaces the acceptance rule (which would need the masked
+     * distributions of every draft, so a copy of the grammar per row):
+     * each row is drawn once, in order, from the same sampler, so the
+     * output is plain sampling's, draw for draw, from the same seed --
+     * the rate kept is lower than the rule's for a sampled draft model */
     pocketllm_grammar *grammar;
     /* the ids the session holds (malloc'd; grown with realloc as ids are
      * taken): prompt lookup drafts from them, the draft model follows them.

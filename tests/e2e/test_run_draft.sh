@@ -8,8 +8,8 @@
 # seed: drafts mostly rejected); several draft sizes, -n ending inside a kept
 # draft, a packed KV cache, the context filling up; the --timings line
 # counts what was drafted and kept; a sampled run is reproducible from its
-# seed; the refusals (another vocabulary, a grammar, --lookup with it) say
-# why.  That sampled speculation keeps plain sampling's distribution is
+# seed, and under a grammar equals plain sampling from that seed; the
+# refusals (another vocabulary, --lookup with it) say why.  That sampled speculation keeps plain sampling's distribution is
 # test_spec_sampling.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/spec_lib.sh"
@@ -74,7 +74,13 @@ b=$("$BIN" run -m "$STORIES" -p "Once upon a time" -n 40 --print-ids --temperatu
 ok
 [ -n "$a" ] && [ "$a" = "$b" ] || fail "sampled --draft with one seed gives two answers: '$a' '$b'"
 expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --draft "$STORIES" --lookup 2 && expect_grep "give one" "$PL_TMP/err"
-printf 'root ::= "a"\n' >"$PL_TMP/g.gbnf"
-expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --draft "$STORIES" --grammar "$PL_TMP/g.gbnf" --temperature 0.5
+# sampled under a grammar: the target's own draws, so plain sampling's ids
+# from the same seed (more grammars: test_run_lookup.sh)
+printf 'root ::= word ([ ,.]+ word)*\nword ::= [a-zA-Z]+\n' >"$PL_TMP/g.gbnf"
+a=$("$BIN" run -m "$STORIES" -p "Once upon a time" -n 60 --print-ids --temperature 0.8 --seed 6 --grammar "$PL_TMP/g.gbnf")
+b=$("$BIN" run -m "$STORIES" -p "Once upon a time" -n 60 --print-ids --temperature 0.8 --seed 6 --grammar "$PL_TMP/g.gbnf" \
+    --draft "$PL_TMP/st_q8.gguf")
+ok
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "sampled --draft under a grammar differs from plain sampling: '$a' '$b'"
 expect_rc 0 "$BIN" run --help && expect_grep "--draft M" "$PL_TMP/out"
 done_testing

@@ -4,9 +4,11 @@
 # verification pass against single-token decoding), for several n-gram
 # lengths and draft sizes, with a repetition penalty, when -n ends inside a
 # kept draft and when the context fills up; the drafts are verified (the
-# --timings line counts kept drafts); under a grammar or a JSON schema
-# (greedy), the same ids as plain greedy under it; and the refusals
-# (sampling under a grammar, bad counts) exit 2.  Sampled speculation: test_spec_sampling.sh.
+# --timings line counts kept drafts); under a grammar or a JSON schema,
+# the same ids as plain decoding under it, greedy and sampled (sampled, each
+# row is the target's own draw, in order: plain sampling's ids from the same
+# seed, drafts kept); and the refusals (bad counts) exit 2.  Sampled
+# speculation without a constraint: test_spec_sampling.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/spec_lib.sh"
 BIN=$PL_BIN
@@ -51,24 +53,33 @@ expect_grep "the context of 64 positions is full" "$PL_TMP/spec.err"
 # refusals
 expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --lookup 9
 expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --lookup 2 --draft-max 2 --draft-min 3
-printf 'root ::= "a"\n' >"$PL_TMP/g.gbnf"
-expect_rc 2 "$BIN" run -m "$STORIES" -p "x" --lookup 2 --grammar "$PL_TMP/g.gbnf" --temperature 0.8 &&
-    expect_grep "greedy only" "$PL_TMP/err"
 
-# under a constraint (greedy): every row sampled under the grammar, the id
-# accepted into it, as the plain loop does -- the same ids; and a match
-# that ends (the grammar done) ends the output where plain decoding does
+# under a constraint: every row sampled under the grammar by the target's
+# sampler, the id accepted into it, as the plain loop does -- the same ids,
+# greedy and sampled from one seed; and a match that ends (the grammar
+# done) ends the output where plain decoding does
 printf 'root ::= word ([ ,.]+ word)*\nword ::= [a-zA-Z]+\n' >"$PL_TMP/words.gbnf"
 printf 'root ::= "Lily" (" and Ben" | " played")+ "."\n' >"$PL_TMP/short.gbnf"
 for g in words short; do
-    for extra in "--lookup 3" "--lookup 2 --draft-max 3" "--draft $STORIES"; do
-        "$BIN" run -m "$STORIES" -p "$REP" -n 120 -t 1 --print-ids --grammar "$PL_TMP/$g.gbnf" >"$PL_TMP/plain" 2>&1
+    for how in "" "--temperature 0.9 --seed 11" "--temperature 0.6 --top-k 20 --seed 3 --repeat-penalty 1.1"; do
         # shellcheck disable=SC2086
-        "$BIN" run -m "$STORIES" -p "$REP" -n 120 -t 1 --print-ids --grammar "$PL_TMP/$g.gbnf" $extra >"$PL_TMP/spec" 2>&1
-        ok
-        cmp -s "$PL_TMP/plain" "$PL_TMP/spec" || fail "--grammar $g $extra: ids differ from plain greedy under it"
+        "$BIN" run -m "$STORIES" -p "$REP" -n 120 -t 1 --print-ids --grammar "$PL_TMP/$g.gbnf" $how >"$PL_TMP/plain" 2>&1
+        for extra in "--lookup 3" "--lookup 2 --draft-max 3" "--draft $STORIES"; do
+            # shellcheck disable=SC2086
+            "$BIN" run -m "$STORIES" -p "$REP" -n 120 -t 1 --print-ids --grammar "$PL_TMP/$g.gbnf" $how $extra \
+                >"$PL_TMP/spec" 2>&1
+            ok
+            cmp -s "$PL_TMP/plain" "$PL_TMP/spec" || fail "--grammar $g $how $extra: ids differ from plain decoding under it"
+        done
     done
 done
+# sampled under the grammar, drafts are kept too (the rows after a kept
+# draft were drawn under the advanced grammar)
+"$BIN" run -m "$STORIES" -p "$REP" -n 120 -t 1 --grammar "$PL_TMP/words.gbnf" --temperature 0.5 --seed 2 --lookup 3 \
+    --timings >/dev/null 2>"$PL_TMP/t.err"
+ok
+grep -qE "lookup drafted [0-9]+ tokens, [1-9][0-9]* kept" "$PL_TMP/t.err" ||
+    fail "no draft kept sampling under the grammar: $(cat "$PL_TMP/t.err")"
 # drafts were kept under it (the 120 words repeat themselves), so the rows
 # after a kept draft were sampled under the advanced grammar
 "$BIN" run -m "$STORIES" -p "$REP" -n 120 -t 1 --grammar "$PL_TMP/words.gbnf" --lookup 3 --timings >/dev/null \
@@ -83,4 +94,10 @@ echo '{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"int
     >"$PL_TMP/spec" 2>&1
 ok
 cmp -s "$PL_TMP/plain" "$PL_TMP/spec" || fail "--json-schema --lookup: ids differ from plain greedy under it"
+"$BIN" run -m "$PL_TMP/q16.gguf" -p "$REP" -n 60 -t 1 --print-ids --json-schema "$PL_TMP/s.json" --temperature 0.8 \
+    --seed 9 >"$PL_TMP/plain" 2>&1
+"$BIN" run -m "$PL_TMP/q16.gguf" -p "$REP" -n 60 -t 1 --print-ids --json-schema "$PL_TMP/s.json" --temperature 0.8 \
+    --seed 9 --lookup 3 >"$PL_TMP/spec" 2>&1
+ok
+cmp -s "$PL_TMP/plain" "$PL_TMP/spec" || fail "--json-schema --lookup sampled: ids differ from plain sampling under it"
 done_testing
