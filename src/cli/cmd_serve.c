@@ -16,13 +16,15 @@
 #include "srv_metrics.h"
 #include "srv_model.h"
 #include "srv_request.h"
+#include "spec_draft.h"
 #include "srv_sched.h"
 
 #define CMD "serve"
 
 const char cmd_serve_usage[] =
     "usage: pocketllm serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K] [--ctx N]\n"
-    "                       [--parallel N] [-t N] [--queue N] [--batch N] [--lookup N] [--kv T]\n"
+    "                       [--parallel N] [-t N] [--queue N] [--batch N] [--lookup N | --draft M]\n"
+    "                       [--draft-max N] [--draft-min N] [--kv T]\n"
     "                       [-ctk T] [-ctv T] [--flash-attn on|off] [--device D] [--device-memory S]\n"
     "                       [--template FILE] [--name NAME] [--max-body SIZE] [--max-upload-mb N]\n"
     "                       [--keepalive S] [--quiet] [--metrics] [--no-webui] [--pooling mean|cls|last]\n"
@@ -63,6 +65,13 @@ const char cmd_serve_usage[] =
     "                     prompt and reply, verified in the same pass; replies are plain decoding's,\n"
     "                     token for token (greedy or sampled); /health and /metrics count the\n"
     "                     drafts and how many were kept\n"
+    "  --draft M, -md M   speculative decoding with a draft model: a smaller model with the model's\n"
+    "                     vocabulary, on the same device, with a sequence of its own per request;\n"
+    "                     before each step it drafts each decoding sequence's next ids greedily\n"
+    "                     (all sequences in batched passes of it), verified in the model's pass;\n"
+    "                     replies are plain decoding's, token for token (greedy or sampled); a\n"
+    "                     prompt with images or audio drafts nothing.  Its KV cache is counted\n"
+    "                     like the model's: --ctx x --parallel positions\n"
     "  --draft-max N, --draft-min N  most / fewest ids a sequence drafts in a step (default 8 / 1)\n"
     CLI_KV_HELP
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
@@ -90,7 +99,7 @@ const char cmd_serve_usage[] =
     SRV_FIELDS_HELP;
 
 static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *sp, srv_http_params *hp,
-                 cli_device *dev) {
+                 cli_device *dev, const char **draft) {
     const char *v, *err = NULL;
     int frc = 0;
     for (int i = 1; i < argc; i++) {
@@ -140,8 +149,8 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
             if (max) sp->draft_max = (uint32_t)n;
             else sp->draft_min = (uint32_t)n;
         } else if (cli_opt(argc, argv, &i, "--draft", &v, &err) || cli_opt(argc, argv, &i, "-md", &v, &err)) {
-            return cli_usage(CMD, "--draft: the server drafts by prompt lookup (--lookup N); a draft model is not "
-                             "supported there yet (it is in 'pocketllm run' and 'chat')");
+            if (err) break;
+            *draft = v;
         } else if (cli_opt(argc, argv, &i, "--batch", &v, &err) || cli_opt(argc, argv, &i, "-b", &v, &err)) {
             if (err) break;
             if (!cli_parse_i64(v, 1, 65536, &n)) return cli_usage(CMD, "--batch wants 1..65536 tokens, not '%s'", v);
@@ -205,9 +214,42 @@ static int parse(int argc, char **argv, srv_model_params *mp, srv_sched_params *
     }
     if (err) return cli_usage(CMD, "an option %s", err);
     if (!mp->path) return cli_usage(CMD, "needs --model M");
+    if (*draft && sp->lookup) return cli_usage(CMD, "--lookup and --draft are two ways to draft: give one");
     if ((mp->image_min_tokens || mp->image_max_tokens || mp->image_dir) && !mp->mmproj_path)
         return cli_usage(CMD, "--image-min-tokens, --image-max-tokens and --allow-image-path need --mmproj FILE");
     return 0;
+}
+
+/* --draft M: open the draft model on the model's device and check that it
+ * speaks the model's vocabulary; into sp with its name (*name, freed by
+ * close_draft).  0 or the exit code (the message printed). */
+static int open_draft(const char *path, const srv_model_params *mp, const pocketllm_model *target, srv_sched_params *sp,
+                      char **name) {
+    pocketllm_model_params dp = pocketllm_model_default_params();
+    dp.n_threads = mp->n_threads;
+    dp.device = mp->device;
+    dp.device_memory = mp->device_memory;
+    if (pocketllm_model_open(path, &dp, &sp->draft_model))
+        return cli_error(CMD, "--draft %s: %s", path, pocketllm_last_error());
+    char why[160];
+    if (spec_vocab_differs(sp->draft_model, target, why, sizeof why)) {
+        pocketllm_model_close(sp->draft_model);
+        sp->draft_model = NULL;
+        return cli_error(CMD, "--draft %s: %s", path, why);
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 5 && !strcmp(base + n - 5, ".gguf")) n -= 5;
+    *name = strndup(base, n);
+    sp->draft_name = *name;
+    return CLI_OK;
+}
+
+static void close_draft(srv_sched_params *sp, char *name) {
+    pocketllm_model_close(sp->draft_model);
+    sp->draft_model = NULL;
+    free(name);
 }
 
 int cmd_serve(int argc, char **argv) {
@@ -217,7 +259,8 @@ int cmd_serve(int argc, char **argv) {
     srv_http_params hp = {.host = "127.0.0.1", .port = 8080, .max_body = 8u << 20, .max_upload = (size_t)100 << 20,
                           .keepalive_ms = 2000, .log = true, .pooling = POCKETLLM_POOLING_MODEL};
     cli_device dev = {NULL, 0};
-    int rc = parse(argc, argv, &mp, &sp, &hp, &dev);
+    const char *draft = NULL;
+    int rc = parse(argc, argv, &mp, &sp, &hp, &dev, &draft);
     if (rc) return rc;
     if ((rc = cli_device_srv_params(CMD, &dev, &mp))) return rc;
     if (sp.draft_min > sp.draft_max) return cli_usage(CMD, "--draft-min is larger than --draft-max");
@@ -245,6 +288,11 @@ int cmd_serve(int argc, char **argv) {
         return rc;
     }
     if (hp.pooling == POCKETLLM_POOLING_MODEL) hp.pooling = pocketllm_model_pooling(m.model);
+    char *draft_name = NULL;
+    if (draft && (rc = open_draft(draft, &mp, m.model, &sp, &draft_name))) {
+        srv_model_close(&m);
+        return rc;
+    }
     /* counted always (a few additions per token); served with --metrics */
     srv_metrics *metrics = srv_metrics_new();
     sp.metrics = hp.metrics = metrics;
@@ -253,6 +301,7 @@ int cmd_serve(int argc, char **argv) {
         rc = cli_error(CMD, "%s", err ? err : "cannot start the scheduler");
         free(err);
         srv_metrics_free(metrics);
+        close_draft(&sp, draft_name);
         srv_model_close(&m);
         return rc;
     }
@@ -262,12 +311,16 @@ int cmd_serve(int argc, char **argv) {
         free(err);
         srv_sched_free(s);
         srv_metrics_free(metrics);
+        close_draft(&sp, draft_name);
         srv_model_close(&m);
         return rc;
     }
     const bool v6 = strchr(hp.host, ':') != NULL;
-    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s%s%s)\n",
-            m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx,
+    char spec[200] = "";
+    if (draft_name) snprintf(spec, sizeof spec, ", draft model %s", draft_name);
+    else if (sp.lookup) snprintf(spec, sizeof spec, ", prompt lookup %u", sp.lookup);
+    fprintf(stderr, "pocketllm serve: %s on http://%s%s%s:%u/v1 (parallel %u, queue %u, context %u per request%s%s%s%s%s%s%s)\n",
+            m.id, v6 ? "[" : "", hp.host, v6 ? "]" : "", srv_http_port(h), sp.parallel, sp.queue, m.n_ctx, spec,
             m.tmpl ? "" : ", no chat template",
             m.has_vision && m.has_audio ? ", images and audio in" : m.has_vision ? ", images in" : m.has_audio ? ", audio in" : "",
             hp.api_key ? ", API key required" : "", hp.metrics_endpoint ? ", /metrics" : "",
@@ -279,6 +332,7 @@ int cmd_serve(int argc, char **argv) {
     srv_http_stop(h);
     srv_sched_free(s);
     srv_metrics_free(metrics);
+    close_draft(&sp, draft_name);
     srv_model_close(&m);
     return CLI_OK;
 }

@@ -4,6 +4,7 @@
  */
 #include "spec_draft.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,21 @@ static int32_t first_different(const pocketllm_model *a, const pocketllm_model *
     return -1;
 }
 
+bool spec_vocab_differs(const pocketllm_model *draft, const pocketllm_model *target, char *why, size_t cap) {
+    const int32_t nd = pocketllm_model_n_vocab(draft), nt = pocketllm_model_n_vocab(target);
+    int32_t bad = -1;
+    if (nd == nt && pocketllm_token_bos(draft) == pocketllm_token_bos(target) &&
+        pocketllm_token_eos(draft) == pocketllm_token_eos(target) && (bad = first_different(draft, target, nt)) < 0)
+        return false;
+    if (bad >= 0)
+        snprintf(why, cap, "its vocabulary is not the model's (token %d differs)", bad);
+    else
+        snprintf(why, cap, "its vocabulary is not the model's (%d tokens, BOS %d, EOS %d against %d, %d, %d)", nd,
+                 pocketllm_token_bos(draft), pocketllm_token_eos(draft), nt, pocketllm_token_bos(target),
+                 pocketllm_token_eos(target));
+    return true;
+}
+
 int spec_draft_open(const char *path, const run_common *c, const pocketllm_model *target, uint32_t n_ctx,
                     const pocketllm_sampler_params *sp_in, spec_draft *d, const char *cmd) {
     memset(d, 0, sizeof *d);
@@ -34,17 +50,9 @@ int spec_draft_open(const char *path, const run_common *c, const pocketllm_model
     pocketllm_status st = pocketllm_model_open(path, &mp, &d->model);
     if (st) return cli_error(cmd, "--draft %s: %s", path, pocketllm_last_error());
     d->n_vocab = pocketllm_model_n_vocab(d->model);
-    const int32_t nt = pocketllm_model_n_vocab(target);
-    int32_t bad = -1;
-    if (d->n_vocab != nt || pocketllm_token_bos(d->model) != pocketllm_token_bos(target) ||
-        pocketllm_token_eos(d->model) != pocketllm_token_eos(target) ||
-        (bad = first_different(d->model, target, nt)) >= 0) {
-        if (bad >= 0)
-            rc = cli_error(cmd, "--draft %s: its vocabulary is not the model's (token %d differs)", path, bad);
-        else
-            rc = cli_error(cmd, "--draft %s: its vocabulary is not the model's (%d tokens, BOS %d, EOS %d against %d, %d, %d)",
-                           path, d->n_vocab, pocketllm_token_bos(d->model), pocketllm_token_eos(d->model), nt,
-                           pocketllm_token_bos(target), pocketllm_token_eos(target));
+    char why[160];
+    if (spec_vocab_differs(d->model, target, why, sizeof why)) {
+        rc = cli_error(cmd, "--draft %s: %s", path, why);
         spec_draft_close(d);
         return rc;
     }

@@ -10,6 +10,7 @@
 #ifndef PL_CLI_SPEC_DRAFT_H
 #define PL_CLI_SPEC_DRAFT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,11 @@ typedef struct spec_draft {
     int32_t n_vocab;
     pocketllm_sampler *smp; /* sampled drafting: its own sampler (no penalties history), or NULL: greedy */
 } spec_draft;
+
+/* Whether a draft model speaks another vocabulary than the target's: not
+ * the same size, BOS or EOS, or a token whose text differs; why gets the
+ * reason (the first token that differs). */
+bool spec_vocab_differs(const pocketllm_model *draft, const pocketllm_model *target, char *why, size_t cap);
 
 /* Open the draft model at path with the target's device, threads and
  * session settings (n_ctx positions), and check that it speaks the

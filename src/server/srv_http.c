@@ -13,6 +13,7 @@
 #include "srv_http.h"
 
 #include <arpa/inet.h>
+#include <cjson/cJSON.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -119,16 +120,21 @@ static enum MHD_Result reply_health(srv_http *h, struct MHD_Connection *conn) {
                    h->m->n_ctx, st.active, st.parallel, st.queued, st.queue_cap, (unsigned long long)st.passes,
                    (unsigned long long)st.tokens, st.most_sequences, h->m->has_vision ? "true" : "false",
                    h->m->has_audio ? "true" : "false");
-    /* speculative decoding: what was drafted, what was kept, their ratio
-     * (null before any draft, and without --lookup) */
-    if (st.lookup && st.drafted)
-        srv_buf_printf(&b, "\"speculative\":{\"lookup\":%u,\"drafted\":%llu,\"accepted\":%llu,\"acceptance_rate\":%.6f}}",
-                       st.lookup, (unsigned long long)st.drafted, (unsigned long long)st.accepted,
-                       (double)st.accepted / (double)st.drafted);
-    else if (st.lookup)
-        srv_buf_printf(&b, "\"speculative\":{\"lookup\":%u,\"drafted\":0,\"accepted\":0,\"acceptance_rate\":null}}",
-                       st.lookup);
-    else
+    /* speculative decoding: how (lookup's n-gram, or the draft model's
+     * name), what was drafted, what was kept, their ratio (null before any
+     * draft); null without --lookup or --draft */
+    if (st.lookup || st.draft_model) {
+        srv_buf_printf(&b, "\"speculative\":{\"lookup\":%u,\"draft_model\":", st.lookup);
+        cJSON *jn = st.draft_model ? cJSON_CreateString(st.draft_model) : NULL;
+        char *name = jn ? cJSON_PrintUnformatted(jn) : NULL;
+        srv_buf_str(&b, name ? name : "null");
+        cJSON_free(name);
+        cJSON_Delete(jn);
+        srv_buf_printf(&b, ",\"drafted\":%llu,\"accepted\":%llu,\"acceptance_rate\":", (unsigned long long)st.drafted,
+                       (unsigned long long)st.accepted);
+        if (st.drafted) srv_buf_printf(&b, "%.6f}}", (double)st.accepted / (double)st.drafted);
+        else srv_buf_printf(&b, "null}}");
+    } else
         srv_buf_printf(&b, "\"speculative\":null}");
     return srv_http_reply_json(conn, 200, b.oom ? NULL : srv_buf_take(&b, NULL));
 }

@@ -190,7 +190,7 @@ char *srv_metrics_render(srv_metrics *m, const srv_sched_stats *st) {
     scalar(&b, "pocketllm_tokens_evaluated_total", "counter",
            "Tokens the forward passes evaluated (prompts, generated tokens, media, embeddings inputs).", st->tokens);
     scalar(&b, "pocketllm_speculative_drafted_total", "counter",
-           "Ids drafted by prompt lookup (--lookup) and verified in the batch.", st->drafted);
+           "Ids drafted by prompt lookup (--lookup) or the draft model (--draft) and verified in the batch.", st->drafted);
     scalar(&b, "pocketllm_speculative_accepted_total", "counter",
            "Drafted ids kept: the token sampled at their row was the draft.", st->accepted);
     return b.oom ? (srv_buf_free(&b), NULL) : srv_buf_take(&b, NULL);

@@ -43,6 +43,19 @@
  * seed -- is plain decoding's, token for token; the acceptance rate is
  * counted for /health and /metrics.
  *
+ * With --draft, the drafts come from a draft model instead: it has a
+ * session of its own with a sequence per slot, which follows what the
+ * slot's sequence holds (draft_sync: the ids it holds that the target's
+ * rows do not are forgotten, those it lacks evaluated -- the whole prompt
+ * the first time, in chunks of the batch).  Before each step, the draft
+ * model evaluates each decoding job's next token and picks its most likely
+ * next id, then goes on one id per pass for up to draft_max ids, the jobs'
+ * rows batched together (model_drafts).  The draft's ids are certain
+ * proposals, as prompt lookup's are, so the verification above is the
+ * same and the output is plain decoding's, token for token, greedy or
+ * sampled.  A job with images or audio in its prompt drafts nothing (the
+ * draft model has no towers).
+ *
  * An embeddings request (POST /v1/embeddings) is one job too: it takes a
  * free sequence and embeds one of its inputs per step there
  * (pocketllm_embed), so the session is only ever used by this thread, and
@@ -94,6 +107,8 @@ typedef struct job {
     srv_choice_update stage; /* output of this step, moved to the task under the lock */
     int32_t draft[SRV_MAX_DRAFT]; /* --lookup: the ids after next_id in this step's batch */
     size_t n_draft;
+    size_t n_ready;          /* --draft: ids the draft model proposed for this step */
+    size_t draft_want;       /* --draft: how many it may propose */
     size_t draft_base;       /* the sequence's rows before next_id's */
     size_t cut_to;           /* rows the sequence keeps after this pass's drafts (0: all) */
     bool finished, failed;
@@ -125,6 +140,14 @@ struct srv_sched {
     pocketllm_batch_token *batch; /* n_batch + parallel tokens */
     job **batch_job;
     float *biased;           /* logits with logit_bias applied */
+    /* --draft: the draft model's session (a sequence per slot), the ids
+     * each of its sequences holds, and its batch */
+    pocketllm_session *dsess;
+    int32_t **dheld;
+    size_t *n_dheld;
+    pocketllm_batch_token *dbatch;
+    job **dbatch_job;
+    size_t dcap;
     uint64_t seed_state;
 };
 
@@ -384,6 +407,111 @@ static size_t draft_ids(const srv_sched *s, job *j) {
     return k < s->p.draft_min ? 0 : k;
 }
 
+/* --draft: the most ids j may draft this step (as draft_ids limits them),
+ * 0 when it drafts nothing. */
+static size_t draft_room(const srv_sched *s, const job *j) {
+    if (!j->prompt || j->prompt->n_media) return 0;
+    size_t max = s->p.draft_max;
+    const int64_t gen_room = j->max_gen - (int64_t)j->n_gen - 1;
+    /* the next token's row is not held yet */
+    const size_t ctx_room = s->m->n_ctx > s->n_held[j->slot] + 1 ? s->m->n_ctx - s->n_held[j->slot] - 1 : 0;
+    if (gen_room < (int64_t)max) max = gen_room > 0 ? (size_t)gen_room : 0;
+    if (ctx_room < max) max = ctx_room;
+    return max < s->p.draft_min ? 0 : max;
+}
+
+static int32_t argmax(const float *x, int32_t n) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* Put one row in the draft's batch and record what its sequence holds. */
+static void draft_row(srv_sched *s, size_t *n, int32_t id, uint32_t slot, job *logits_for) {
+    s->dbatch[*n] = (pocketllm_batch_token){id, slot, logits_for != NULL};
+    s->dbatch_job[(*n)++] = logits_for;
+    /* (draft_room keeps every sequence within its positions) */
+    if (s->n_dheld[slot] < s->m->n_ctx) s->dheld[slot][s->n_dheld[slot]++] = id;
+}
+
+/* Bring the draft's sequence of j's slot to what the slot holds, plus j's
+ * next token with its logits, as far as the batch has room (n rows used);
+ * false when the catching up takes more than this step's room (a long
+ * prompt: the rest at the next steps, drafting then). */
+static bool draft_sync(srv_sched *s, job *j, size_t *n) {
+    const uint32_t slot = j->slot;
+    const int32_t *h = s->held[slot], *d = s->dheld[slot];
+    const size_t nh = s->n_held[slot];
+    size_t c = 0;
+    while (c < s->n_dheld[slot] && c < nh && d[c] == h[c]) c++;
+    if (c < s->n_dheld[slot]) {
+        /* (a cut that fails leaves the sequence emptied, from scratch) */
+        if (pocketllm_session_seq_truncate(s->dsess, slot, (uint32_t)c)) {
+            pocketllm_session_seq_truncate(s->dsess, slot, 0);
+            c = 0;
+        }
+        s->n_dheld[slot] = c;
+    }
+    size_t room = s->dcap - *n;
+    while (c < nh && room > 1) {
+        draft_row(s, n, h[c++], slot, NULL);
+        room--;
+    }
+    if (c < nh || !room) return false;
+    draft_row(s, n, j->next_id, slot, j);
+    return true;
+}
+
+/* Evaluate the draft's batch of n rows and give each job whose row it is
+ * its next drafted id.  False when the pass failed: nothing is drafted,
+ * and the draft's sequences are emptied (what they hold is not known). */
+static bool draft_pass(srv_sched *s, size_t n) {
+    if (pocketllm_session_eval_batch(s->dsess, s->dbatch, n)) {
+        for (uint32_t i = 0; i < s->p.parallel; i++) {
+            pocketllm_session_seq_truncate(s->dsess, i, 0);
+            s->n_dheld[i] = 0;
+            if (s->slots[i]) s->slots[i]->n_ready = 0;
+        }
+        return false;
+    }
+    const int32_t nv = pocketllm_session_n_vocab(s->dsess);
+    for (size_t r = 0; r < n; r++) {
+        job *j = s->dbatch_job[r];
+        if (j) j->draft[j->n_ready++] = argmax(pocketllm_session_batch_logits(s->dsess, r), nv);
+    }
+    return true;
+}
+
+/* --draft: each decoding job's drafts for this step, in j->draft[0 ..
+ * n_ready): the draft model's most likely ids after its next token, one
+ * batched pass of the draft model per id; a job stops drafting at an
+ * end-of-generation id.  Fewer than --draft-min: none. */
+static void model_drafts(srv_sched *s) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (!j) continue;
+        j->n_ready = 0;
+        j->draft_want = j->has_next && !j->failed && !j->finished ? draft_room(s, j) : 0;
+        if (j->draft_want && !draft_sync(s, j, &n)) j->draft_want = 0;
+    }
+    if (!n || !draft_pass(s, n)) return;
+    for (size_t k = 1; k < s->p.draft_max; k++) {
+        n = 0;
+        for (uint32_t i = 0; i < s->p.parallel; i++) {
+            job *j = s->slots[i];
+            if (!j || j->n_ready != k || k >= j->draft_want || pocketllm_token_is_eog(s->m->model, j->draft[k - 1])) continue;
+            draft_row(s, &n, j->draft[k - 1], j->slot, j);
+        }
+        if (!n || !draft_pass(s, n)) break;
+    }
+    for (uint32_t i = 0; i < s->p.parallel; i++) {
+        job *j = s->slots[i];
+        if (j && j->n_ready < s->p.draft_min) j->n_ready = 0;
+    }
+}
+
 /* Fill the batch: decoding jobs' next tokens (each followed by its drafts
  * under --lookup), then prompt chunks. */
 static size_t build_batch(srv_sched *s) {
@@ -397,7 +525,9 @@ static size_t build_batch(srv_sched *s) {
         hold(s, j->slot, j->next_id);
         s->batch_job[n++] = j;
         j->has_next = false;
-        j->n_draft = s->p.lookup ? draft_ids(s, j) : 0;
+        /* (the draft model's ids are in j->draft already) */
+        j->n_draft = s->p.lookup ? draft_ids(s, j) : j->n_ready;
+        j->n_ready = 0;
         for (size_t d = 0; d < j->n_draft; d++) {
             s->batch[n] = (pocketllm_batch_token){j->draft[d], j->slot, 1};
             hold(s, j->slot, j->draft[d]);
@@ -639,6 +769,7 @@ static void *sched_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
 
         const size_t media_rows = (s->m->mm ? media_prefill(s) + transcribe_jobs(s) : 0) + embed_jobs(s);
+        if (s->dsess) model_drafts(s);
         const size_t n = build_batch(s);
         uint64_t drafted = 0, accepted = 0;
         const char *fail = NULL;
@@ -695,9 +826,11 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
     pthread_cond_init(&s->wake, NULL);
     pocketllm_session_params sp = pocketllm_session_default_params();
     sp.n_ctx = m->n_ctx;
-    if (s->p.lookup && s->p.draft_max < 1) s->p.draft_max = 8;
+    if (s->p.lookup) s->p.draft_model = NULL;
+    const bool spec = s->p.lookup || s->p.draft_model;
+    if (spec && s->p.draft_max < 1) s->p.draft_max = 8;
     if (s->p.draft_max > SRV_MAX_DRAFT) s->p.draft_max = SRV_MAX_DRAFT;
-    if (!s->p.lookup) s->p.draft_max = 0;
+    if (!spec) s->p.draft_max = 0;
     /* a step: every decoding token and its drafts, plus prompt chunks */
     const size_t cap = (size_t)s->p.n_batch + (size_t)s->p.parallel * (1 + s->p.draft_max);
     sp.n_batch = (uint32_t)cap;
@@ -712,6 +845,27 @@ pocketllm_status srv_sched_new(const srv_model *m, const srv_sched_params *p, sr
         *err = strdup(tmp);
         srv_sched_free(s);
         return st;
+    }
+    if (s->p.draft_model && (st = pocketllm_session_new_multi(s->p.draft_model, &sp, s->p.parallel, &s->dsess))) {
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "cannot make the draft model's sessions: %s", pocketllm_last_error());
+        *err = strdup(tmp);
+        srv_sched_free(s);
+        return st;
+    }
+    if (s->dsess) {
+        s->dcap = cap;
+        s->dheld = calloc(s->p.parallel, sizeof *s->dheld);
+        s->n_dheld = calloc(s->p.parallel, sizeof *s->n_dheld);
+        s->dbatch = calloc(cap, sizeof *s->dbatch);
+        s->dbatch_job = calloc(cap, sizeof *s->dbatch_job);
+        bool ok = s->dheld && s->n_dheld && s->dbatch && s->dbatch_job;
+        for (uint32_t k = 0; ok && k < s->p.parallel; k++) ok = (s->dheld[k] = malloc((size_t)m->n_ctx * sizeof **s->dheld)) != NULL;
+        if (!ok) {
+            *err = strdup("out of memory");
+            srv_sched_free(s);
+            return POCKETLLM_ERR_NO_MEMORY;
+        }
     }
     s->slots = calloc(s->p.parallel, sizeof *s->slots);
     s->held = calloc(s->p.parallel, sizeof *s->held);
@@ -745,6 +899,12 @@ void srv_sched_free(srv_sched *s) {
         pthread_join(s->thread, NULL);
     }
     pocketllm_session_free(s->sess);
+    pocketllm_session_free(s->dsess);
+    for (uint32_t k = 0; s->dheld && k < s->p.parallel; k++) free(s->dheld[k]);
+    free(s->dheld);
+    free(s->n_dheld);
+    free(s->dbatch);
+    free(s->dbatch_job);
     free(s->slots);
     for (uint32_t k = 0; s->held && k < s->p.parallel; k++) free(s->held[k]);
     free(s->held);
@@ -890,6 +1050,7 @@ void srv_sched_stats_get(srv_sched *s, srv_sched_stats *st) {
     st->tokens = s->n_tokens;
     st->most_sequences = s->most_seqs;
     st->lookup = s->p.lookup;
+    st->draft_model = s->dsess ? (s->p.draft_name ? s->p.draft_name : "") : NULL;
     st->drafted = s->n_drafted;
     st->accepted = s->n_accepted;
     pthread_mutex_unlock(&s->mu);

@@ -40,6 +40,13 @@ typedef struct srv_sched_params {
      * sequence drafts up to draft_max ids from n-grams (at most `lookup`
      * long) of what it holds, verified in the same batched pass */
     uint32_t lookup, draft_max, draft_min;
+    /* speculative decoding with a draft model (NULL: none; the caller's,
+     * open until srv_sched_free, its vocabulary checked to be the
+     * model's): each decoding sequence has a sequence of its own in the
+     * draft's session, which drafts up to draft_max ids greedily, all
+     * sequences' drafts in batched passes of the draft */
+    pocketllm_model *draft_model;
+    const char *draft_name;  /* its name for /health (the caller's) */
 } srv_sched_params;
 
 /* One generated token's log-probability and the best alternatives. */
@@ -109,7 +116,8 @@ typedef struct srv_sched_stats {
     uint64_t passes;          /* forward passes run since start */
     uint64_t tokens;          /* tokens they evaluated (prompt and generated) */
     uint32_t most_sequences;  /* most sequences one pass has served */
-    uint32_t lookup;          /* --lookup (0: no speculative decoding) */
+    uint32_t lookup;          /* --lookup (0: none) */
+    const char *draft_model;  /* --draft: its name; NULL: none (nor lookup: no speculative decoding) */
     uint64_t drafted, accepted; /* drafted ids verified, and how many of them were kept */
 } srv_sched_stats;
 void srv_sched_stats_get(srv_sched *s, srv_sched_stats *st);

@@ -14,7 +14,7 @@ if [ "${POCKETLLM_NO_VULKAN:-0}" = 1 ]; then
     echo "SKIPPED: POCKETLLM_NO_VULKAN=1 -- the Vulkan CLI test did not run" >&2
     exit 77
 fi
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
 BIN=$PL_BIN
 PY=/usr/bin/python3
 MODEL=$PL_SHARED/models/stories260K.gguf
@@ -236,7 +236,8 @@ elif grep NEEDED "$PL_TMP/readelf.out" | grep -qi vulkan; then
     fail "$LIB links libvulkan: $(grep NEEDED "$PL_TMP/readelf.out" | grep -i vulkan)"
 fi
 # ---- speculative decoding on the device: prompt lookup and a draft model
-# (stories260K as its own draft: every draft kept) give plain greedy's ids,
+# in run, a draft model in serve (stories260K as its own draft: every draft
+# kept) give plain greedy's ids,
 # with the f16 cache and a bf16 one (the device's rows of a verifying pass
 # equal one-token decoding's, as on the CPU)
 SPEC_P="Lily and Tom went to the park. Lily and Tom went to the park. Lily and Tom"
@@ -252,4 +253,41 @@ for kv in f16 bf16; do
         expect_grep "kept" "$PL_TMP/err"
     done
 done
+# the server's draft model on the device, two sequences at once: each
+# completion is plain greedy's text (`run` on the device), every draft kept
+SPEC_Q="Once upon a time, there was a little girl. Once upon a time, there was a little"
+expect_rc 0 "$BIN" run --model "$MODEL" -p "$SPEC_Q" -n 40 --temp 0 --device vulkan
+cp "$PL_TMP/out" "$PL_TMP/want_q.txt"
+expect_rc 0 "$BIN" run --model "$MODEL" -p "$SPEC_P" -n 40 --temp 0 --device vulkan
+cp "$PL_TMP/out" "$PL_TMP/want_p.txt"
+serve_start vkdraft --model "$MODEL" --device vulkan --draft "$MODEL" --draft-max 4 --parallel 2 --quiet
+"$PY" - "$PORT" "$SPEC_P" "$PL_TMP/want_p.txt" "$SPEC_Q" "$PL_TMP/want_q.txt" <<'PY' >"$PL_TMP/py.out" 2>&1
+import http.client, json, sys, threading
+port, cases = int(sys.argv[1]), [(sys.argv[2], sys.argv[3]), (sys.argv[4], sys.argv[5])]
+def call(method, path, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    c.request(method, path, json.dumps(body) if body else None, {"Content-Type": "application/json"})
+    return json.loads(c.getresponse().read())
+got = [None, None]
+def ask(i):
+    got[i] = call("POST", "/v1/completions", {"prompt": cases[i][0], "max_tokens": 40, "temperature": 0})
+threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()
+bad = 0
+for i, (prompt, want_file) in enumerate(cases):
+    want = open(want_file).read().rstrip("\n")
+    text = got[i]["choices"][0]["text"]
+    if text != want:
+        bad += 1
+        print("FAIL: %r: %r, run gave %r" % (prompt, text, want))
+sp = call("GET", "/health")["speculative"]
+print("speculative on the device:", sp)
+if not (sp["drafted"] > 0 and sp["accepted"] == sp["drafted"]):
+    bad += 1
+    print("FAIL: the model as its own draft on the device: not every draft kept")
+sys.exit(1 if bad else 0)
+PY
+script_verdict $? "$PL_TMP/py.out" "serve --draft on the device differs from plain greedy"
+serve_stop
 done_testing
