@@ -7,8 +7,10 @@
 # `fit --device vulkan`, and that fit picks, writes and the device then
 # runs a smaller rung.  Without the loader (POCKETLLM_VULKAN_LOADER names a
 # missing file) `devices` says so, a device run fails with one line and
-# the CPU still works: the library never links libvulkan.  A KV cache in
-# bf16 or a packed type is refused on the device with one line.
+# the CPU still works: the library never links libvulkan.  Every KV cache
+# type runs on the device; a block type that does not divide the model's
+# heads is refused with one line, as on the CPU.  Speculative decoding on
+# the device: run --lookup / --draft, and serve --draft.
 # POCKETLLM_NO_VULKAN=1 skips it (exit 77); without a usable device it fails.
 if [ "${POCKETLLM_NO_VULKAN:-0}" = 1 ]; then
     echo "SKIPPED: POCKETLLM_NO_VULKAN=1 -- the Vulkan CLI test did not run" >&2
