@@ -12,11 +12,11 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "spec_draft.h"
 #include "srv_http.h"
 #include "srv_metrics.h"
 #include "srv_model.h"
 #include "srv_request.h"
-#include "spec_draft.h"
 #include "srv_sched.h"
 
 #define CMD "serve"
@@ -70,8 +70,8 @@ const char cmd_serve_usage[] =
     "                     before each step it drafts each decoding sequence's next ids greedily\n"
     "                     (all sequences in batched passes of it), verified in the model's pass;\n"
     "                     replies are plain decoding's, token for token (greedy or sampled); a\n"
-    "                     prompt with images or audio drafts nothing.  Its KV cache is counted\n"
-    "                     like the model's: --ctx x --parallel positions\n"
+    "                     prompt with images or audio drafts nothing.  Its KV cache holds\n"
+    "                     --ctx x --parallel positions too\n"
     "  --draft-max N, --draft-min N  most / fewest ids a sequence drafts in a step (default 8 / 1)\n"
     CLI_KV_HELP
     "  --flash-attn on|off llama.cpp's flash-attention arithmetic (default off; see 'pocketllm run')\n"
@@ -237,11 +237,7 @@ static int open_draft(const char *path, const srv_model_params *mp, const pocket
         sp->draft_model = NULL;
         return cli_error(CMD, "--draft %s: %s", path, why);
     }
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    size_t n = strlen(base);
-    if (n > 5 && !strcmp(base + n - 5, ".gguf")) n -= 5;
-    *name = strndup(base, n);
+    *name = srv_model_name_from_path(path);
     sp->draft_name = *name;
     return CLI_OK;
 }

@@ -55,7 +55,7 @@ static char *read_file(const char *path, size_t *len) {
     return srv_buf_take(&b, len);
 }
 
-static char *default_name(const char *path) {
+char *srv_model_name_from_path(const char *path) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t n = strlen(base);
@@ -129,7 +129,7 @@ pocketllm_status srv_model_open(const srv_model_params *p, srv_model *m, char **
     free(source);
     pocketllm_chat_template_caps(m->tmpl, &m->caps);
     if (!st) {
-        m->id = p->name ? strdup(p->name) : default_name(p->path);
+        m->id = p->name ? strdup(p->name) : srv_model_name_from_path(p->path);
         struct stat sb;
         m->created = stat(p->path, &sb) == 0 ? (int64_t)sb.st_mtime : 0;
         if (!m->id) {

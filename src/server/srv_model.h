@@ -48,5 +48,8 @@ typedef struct srv_model_params {
 /* Open everything; on failure *err gets a one-line message (caller frees). */
 pocketllm_status srv_model_open(const srv_model_params *p, srv_model *out, char **err);
 void srv_model_close(srv_model *m);
+/* The name a model file goes by in the API: its file name without the
+ * folder and without .gguf (malloc'd; NULL when out of memory). */
+char *srv_model_name_from_path(const char *path);
 
 #endif

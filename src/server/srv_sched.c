@@ -390,16 +390,25 @@ static void job_sample(srv_sched *s, job *j, const float *logits) {
     j->has_next = true;
 }
 
+/* The most ids j may draft after its next token: --draft-max, the tokens
+ * the reply may still make past the next one, and the positions its
+ * sequence has left once the next token's row (`next_held`: already
+ * counted in n_held) is in. */
+static size_t draft_limit(const srv_sched *s, const job *j, bool next_held) {
+    size_t max = s->p.draft_max;
+    const int64_t gen_room = j->max_gen - (int64_t)j->n_gen - 1;
+    const size_t used = s->n_held[j->slot] + (next_held ? 0 : 1);
+    const size_t ctx_room = s->m->n_ctx > used ? s->m->n_ctx - used : 0;
+    if (gen_room < (int64_t)max) max = gen_room > 0 ? (size_t)gen_room : 0;
+    return ctx_room < max ? ctx_room : max;
+}
+
 /* --lookup: draft the ids after j's next one (already held) from what its
  * sequence holds, as many as the reply, the context and --draft-max allow;
  * none past an image's rows. */
 static size_t draft_ids(const srv_sched *s, job *j) {
     const uint32_t slot = j->slot;
-    size_t max = s->p.draft_max;
-    const int64_t gen_room = j->max_gen - (int64_t)j->n_gen - 1;
-    const size_t ctx_room = s->m->n_ctx - s->n_held[slot];
-    if (gen_room < (int64_t)max) max = gen_room > 0 ? (size_t)gen_room : 0;
-    if (ctx_room < max) max = ctx_room;
+    const size_t max = draft_limit(s, j, true);
     if (!max) return 0;
     size_t k = pocketllm_lookup_draft(s->held[slot], s->n_held[slot], 1, (int)s->p.lookup, j->draft, max);
     for (size_t i = 0; i < k; i++)
@@ -407,16 +416,11 @@ static size_t draft_ids(const srv_sched *s, job *j) {
     return k < s->p.draft_min ? 0 : k;
 }
 
-/* --draft: the most ids j may draft this step (as draft_ids limits them),
- * 0 when it drafts nothing. */
+/* --draft: the most ids j may draft this step (its next token not held
+ * yet), 0 when it drafts nothing. */
 static size_t draft_room(const srv_sched *s, const job *j) {
     if (!j->prompt || j->prompt->n_media) return 0;
-    size_t max = s->p.draft_max;
-    const int64_t gen_room = j->max_gen - (int64_t)j->n_gen - 1;
-    /* the next token's row is not held yet */
-    const size_t ctx_room = s->m->n_ctx > s->n_held[j->slot] + 1 ? s->m->n_ctx - s->n_held[j->slot] - 1 : 0;
-    if (gen_room < (int64_t)max) max = gen_room > 0 ? (size_t)gen_room : 0;
-    if (ctx_room < max) max = ctx_room;
+    const size_t max = draft_limit(s, j, false);
     return max < s->p.draft_min ? 0 : max;
 }
 
