@@ -65,6 +65,12 @@ typedef struct pl_compute_ops {
     void (*rope)(pl_compute *c, const pl_rope_params *rp, const float *x, float *y, int64_t n_tok, int64_t n_head,
                  int64_t head_dim, const int32_t *pos);
     void (*kv_store)(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n);
+    /* The same into a head-major cache (pl_attn_params.kv_cap): n_tok rows
+     * of n_head_kv heads go to positions pos .. pos+n_tok-1 of each head's
+     * run of kv_cap positions in dst.  A backend that has it keeps its
+     * caches head-major (pl_kv_head_major); NULL: rows of all heads. */
+    void (*kv_store_heads)(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n_tok, int64_t pos,
+                           int64_t n_head_kv, int64_t head_dim, int64_t kv_cap);
     void (*attention)(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                       const void *v_cache, int64_t n_tok, int64_t pos0, float *out);
     int64_t (*argmax)(pl_compute *c, const float *x, int64_t n);
@@ -183,6 +189,12 @@ static inline void pl_rope(pl_compute *c, const pl_rope_params *rp, const float 
 }
 static inline void pl_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
     if (!c->status) c->ops->kv_store(c, type, x, dst, n);
+}
+/* Whether this backend's KV caches are head-major (see kv_store_heads). */
+static inline bool pl_kv_head_major(const pl_compute *c) { return c->ops->kv_store_heads != NULL; }
+static inline void pl_kv_store_heads(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n_tok,
+                                     int64_t pos, int64_t n_head_kv, int64_t head_dim, int64_t kv_cap) {
+    if (!c->status) c->ops->kv_store_heads(c, type, x, dst, n_tok, pos, n_head_kv, head_dim, kv_cap);
 }
 static inline void pl_attention(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                                 const void *v_cache, int64_t n_tok, int64_t pos0, float *out) {

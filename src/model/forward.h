@@ -45,6 +45,11 @@ typedef struct pl_forward {
     const int32_t *row;
     uint32_t k_type, v_type; /* the caches' types (quant/kv_types.h) */
     size_t k_row, v_row;     /* bytes of one cache row of each */
+    /* 0: a sequence's block of the caches is rows of all KV heads; > 0:
+     * head-major, each KV head's kv_cap rows in a run (pl_attn_params.kv_cap;
+     * the backend's choice, pl_kv_head_major).  A block is kv_cap rows of
+     * k_row bytes either way, so kv_base and row keep their meaning. */
+    int64_t kv_cap;
     bool flash_attn;    /* llama.cpp's flash-attention arithmetic (pl_attn_params.flash) */
     void **k_cache;     /* per layer: n_ctx rows of k_row bytes (compute memory) */
     void **v_cache;

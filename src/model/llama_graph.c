@@ -143,6 +143,20 @@ static void linear_multi(pl_compute *c, int n_w, const pl_weight *const *w, cons
 /* Cache row `pos` of one layer's K or V cache. */
 static void *cache_row(void *cache, size_t row_bytes, int64_t pos) { return (char *)cache + (size_t)pos * row_bytes; }
 
+/* The K and V rows of n tokens (k, v: [n][kv_dim]) into the block of the
+ * caches at row `base`, at its rows row .. row+n-1, in the cache's layout */
+static void store_kv(const pl_forward *f, int64_t il, int64_t n_head_kv, int64_t head_dim, const float *k,
+                     const float *v, int64_t base, int64_t row, int64_t n) {
+    pl_compute *c = f->c;
+    if (f->kv_cap > 0) {
+        pl_kv_store_heads(c, f->k_type, k, cache_row(f->k_cache[il], f->k_row, base), n, row, n_head_kv, head_dim, f->kv_cap);
+        pl_kv_store_heads(c, f->v_type, v, cache_row(f->v_cache[il], f->v_row, base), n, row, n_head_kv, head_dim, f->kv_cap);
+        return;
+    }
+    pl_kv_store(c, f->k_type, k, cache_row(f->k_cache[il], f->k_row, base + row), n * n_head_kv * head_dim);
+    pl_kv_store(c, f->v_type, v, cache_row(f->v_cache[il], f->v_row, base + row), n * n_head_kv * head_dim);
+}
+
 /* Tokens [i, j) are one run: the same sequence at consecutive cache rows. */
 static int64_t run_end(const pl_forward *f, int64_t i, int64_t n) {
     int64_t j = i + 1;
@@ -160,9 +174,8 @@ static void multi_seq_attention(pl_forward *f, int64_t il, int64_t kv_dim, int64
     pl_compute *c = f->c;
     const int64_t n = f->n_tok;
     for (int64_t i = 0; i < n;) {
-        const int64_t j = run_end(f, i, n), row = f->kv_base[i] + f->row[i];
-        pl_kv_store(c, f->k_type, a->k + i * kv_dim, cache_row(f->k_cache[il], f->k_row, row), (j - i) * kv_dim);
-        pl_kv_store(c, f->v_type, a->v + i * kv_dim, cache_row(f->v_cache[il], f->v_row, row), (j - i) * kv_dim);
+        const int64_t j = run_end(f, i, n);
+        store_kv(f, il, ap->n_head_kv, ap->head_dim, a->k + i * kv_dim, a->v + i * kv_dim, f->kv_base[i], f->row[i], j - i);
         i = j;
     }
     for (int64_t i = skip; i < n;) {
@@ -196,11 +209,11 @@ static void attention_block(const pl_llama *L, const pl_llama_layer *ly, int64_t
     pl_rope(c, rp, a->q, a->q, n, hp->n_head, hp->head_dim, f->pos);
     pl_rope(c, rp, a->k, a->k, n, hp->n_head_kv, hp->head_dim, f->pos);
 
-    const pl_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim, hp->attn_scale, f->k_type, f->v_type, f->flash_attn, 0};
+    const pl_attn_params ap = {hp->n_head,  hp->n_head_kv, hp->head_dim, hp->attn_scale, f->k_type,
+                               f->v_type,   f->flash_attn, 0,           f->kv_cap};
     const int64_t skip = n - n_out, q_dim = hp->n_head * hp->head_dim;
     if (!f->kv_base) {
-        pl_kv_store(c, f->k_type, a->k, cache_row(f->k_cache[il], f->k_row, f->row0), n * kv_dim);
-        pl_kv_store(c, f->v_type, a->v, cache_row(f->v_cache[il], f->v_row, f->row0), n * kv_dim);
+        store_kv(f, il, hp->n_head_kv, hp->head_dim, a->k, a->v, 0, f->row0, n);
         /* the queries of dropped rows are not needed either; causal by cache
          * row is llama.cpp's M-RoPE mask too: an image's tokens share their
          * time position and it orders them by (y, x), which is the raster

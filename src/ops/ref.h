@@ -13,9 +13,11 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops/weight.h"
+#include "quant/kv_types.h"
 #include "pocketllm.h"
 
 /* Rotary embedding (the ggml definition): for pair i (0 <= i < n_rot/2),
@@ -75,7 +77,25 @@ typedef struct pl_attn_params {
     /* > 0: not causal (a vision tower): every query reads KV rows 0 ..
      * n_kv-1 and pos0 is unused; 0: causal as above. */
     int64_t n_kv;
+    /* The caches' layout.  0: rows of all KV heads, position after
+     * position (a row is n_head_kv heads of head_dim values).  > 0 (causal
+     * only): head-major, each KV head's values a run of kv_cap positions
+     * (head_dim values each) before the next head's -- so one head's
+     * attention reads one contiguous stream, not head_dim values out of
+     * every row (on the CPU about twice the read speed at depth). */
+    int64_t kv_cap;
 } pl_attn_params;
+
+/* Where KV head kvh's position 0 starts, in bytes from the cache's start,
+ * and the bytes from one of its positions to the next, for a cache of
+ * `type` laid out as ap->kv_cap says. */
+static inline size_t pl_attn_head_offset(const pl_attn_params *ap, uint32_t type, int64_t kvh) {
+    const size_t head = (size_t)pl_kv_row_bytes(type, ap->head_dim);
+    return (size_t)kvh * head * (ap->kv_cap > 0 ? (size_t)ap->kv_cap : 1);
+}
+static inline size_t pl_attn_pos_stride(const pl_attn_params *ap, uint32_t type) {
+    return (size_t)pl_kv_row_bytes(type, ap->kv_cap > 0 ? ap->head_dim : ap->n_head_kv * ap->head_dim);
+}
 
 /* One position of llama.cpp's flash-attention online softmax: score s
  * against the running maximum *M.  On a new maximum (returns true) *M

@@ -60,7 +60,7 @@ static float ref_dot_f32(int64_t n, const float *k, const float *q) {
 
 pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, const void *k_cache, const void *v_cache,
                                   int64_t n_tok, int64_t pos0, float *out) {
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, group = ap->n_head / ap->n_head_kv;
+    const int64_t hd = ap->head_dim, group = ap->n_head / ap->n_head_kv;
     /* the types the arithmetic sees: flash reads an f32 cache through f16 */
     const uint32_t kt = ap->flash && ap->k_type == PL_TYPE_F32 ? PL_TYPE_F16 : ap->k_type;
     const uint32_t vt = ap->flash && ap->v_type == PL_TYPE_F32 ? PL_TYPE_F16 : ap->v_type;
@@ -70,8 +70,10 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
         (!ap->flash && tv->quantized))
         return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "attention: K %s / V %s caches are not supported here%s",
                        tk ? tk->name : "?", tv ? tv->name : "?", !ap->flash ? " (a quantized V needs flash attention)" : "");
-    const size_t k_row = (size_t)pl_kv_row_bytes(ap->k_type, kv_dim), v_row = (size_t)pl_kv_row_bytes(ap->v_type, kv_dim);
-    const size_t k_head = (size_t)pl_kv_row_bytes(ap->k_type, hd), v_head = (size_t)pl_kv_row_bytes(ap->v_type, hd);
+    if (ap->kv_cap < 0 || (ap->kv_cap > 0 && (ap->n_kv > 0 || pos0 + n_tok > ap->kv_cap)))
+        return pl_fail(POCKETLLM_ERR_INVALID_ARGUMENT, "attention: %lld positions in a head-major cache of %lld",
+                       (long long)(pos0 + n_tok), (long long)ap->kv_cap);
+    const size_t k_row = pl_attn_pos_stride(ap, ap->k_type), v_row = pl_attn_pos_stride(ap, ap->v_type);
     /* not causal (n_kv > 0): every query reads rows 0 .. n_kv-1 */
     const int64_t most = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok;
     float *w = malloc(sizeof(float) * (size_t)most);
@@ -94,7 +96,7 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
                 for (int64_t d = 0; d < hd; d++) qf[d] = round_to(kt, qh[d]);
             else tq->act_from_float(qh, qc, hd);
             for (int64_t j = 0; j < n_kv; j++) {
-                const char *krow = (const char *)k_cache + (size_t)j * k_row + (size_t)kvh * k_head;
+                const char *krow = (const char *)k_cache + (size_t)j * k_row + pl_attn_head_offset(ap, ap->k_type, kvh);
                 float s;
                 if (plain) {
                     tk->to_float(krow, kf, hd);
@@ -107,7 +109,7 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
             }
             float *oh = out + (t * ap->n_head + h) * hd;
             if (ap->flash) {
-                ref_flash_values(ap, vt, w, n_kv, (const char *)v_cache + (size_t)kvh * v_head, v_row, vf, oh);
+                ref_flash_values(ap, vt, w, n_kv, (const char *)v_cache + pl_attn_head_offset(ap, ap->v_type, kvh), v_row, vf, oh);
                 continue;
             }
             pl_ref_softmax(w, w, n_kv);
@@ -115,7 +117,7 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
             for (int64_t d = 0; d < hd; d++) {
                 double s = 0.0;
                 for (int64_t j = 0; j < n_kv; j++) {
-                    const char *vrow = (const char *)v_cache + (size_t)j * v_row + (size_t)kvh * v_head;
+                    const char *vrow = (const char *)v_cache + (size_t)j * v_row + pl_attn_head_offset(ap, ap->v_type, kvh);
                     const float v = ap->v_type == PL_TYPE_F16    ? pl_f16_to_f32(((const uint16_t *)vrow)[d])
                                     : ap->v_type == PL_TYPE_BF16 ? pl_bf16_to_f32(((const uint16_t *)vrow)[d])
                                                                  : ((const float *)vrow)[d];

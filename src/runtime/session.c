@@ -326,6 +326,7 @@ static pl_forward pass_base(const pocketllm_session *s, int n_pos_axes, int64_t 
         .v_type = s->kv->v_type,
         .k_row = s->kv->k_row,
         .v_row = s->kv->v_row,
+        .kv_cap = pl_kv_head_major(s->c) ? s->n_ctx : 0,
         .flash_attn = s->flash_attn,
         .k_cache = kc,
         .v_cache = vc,

@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     const uint32_t kvt = f16 ? PL_TYPE_F16 : PL_TYPE_F32;
-    pl_attn_params ap = {nh, nh, hd, 1.0f / sqrtf((float)hd), kvt, kvt, flash, n};
+    pl_attn_params ap = {nh, nh, hd, 1.0f / sqrtf((float)hd), kvt, kvt, flash, n, 0};
     double best = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
         struct timespec c0, c1;

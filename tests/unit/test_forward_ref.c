@@ -50,7 +50,7 @@ static float *reference_forward(const pl_model *m, const int32_t *ids, int64_t n
         pl_ref_rope(&L->rope, k, k, n, KH, D, pos);
         pl_ref_kv_store(kv_type, k, kc, n * kv_dim);
         pl_ref_kv_store(kv_type, v, vc, n * kv_dim);
-        pl_attn_params ap = {H, KH, D, hp->attn_scale, kv_type, kv_type, false, 0};
+        pl_attn_params ap = {H, KH, D, hp->attn_scale, kv_type, kv_type, false, 0, 0};
         pl_ref_attention(&ap, q, kc, vc, n, 0, att);
         pl_ref_mul_mat(&ly->attn_output, att, n, xb);
         pl_ref_add(x, xb, x, n, E, n);

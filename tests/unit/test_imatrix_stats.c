@@ -78,7 +78,7 @@ static void reference_stats(const pl_model *m, const int32_t *ids, int64_t n, re
         pl_ref_rope(&L->rope, k, k, n, KH, D, pos);
         pl_ref_kv_store(PL_TYPE_F32, k, kc, n * kv_dim);
         pl_ref_kv_store(PL_TYPE_F32, v, vc, n * kv_dim);
-        pl_attn_params ap = {H, KH, D, hp->attn_scale, PL_TYPE_F32, PL_TYPE_F32, false, 0};
+        pl_attn_params ap = {H, KH, D, hp->attn_scale, PL_TYPE_F32, PL_TYPE_F32, false, 0, 0};
         pl_ref_attention(&ap, q, kc, vc, n, 0, att);
         mm(R, &ly->attn_output, att, n, xb);
         pl_ref_add(x, xb, x, n, E, n);

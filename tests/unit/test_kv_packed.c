@@ -20,6 +20,7 @@
 #include "backend/cpu/cpu_isa.h"
 #include "base/error.h"
 #include "base/rng.h"
+#include "../common/kv_layout.h"
 #include "ops/ref.h"
 #include "pltest.h"
 #include "quant/kv_types.h"
@@ -79,6 +80,23 @@ static void test_store(void) {
             CHECK_MSG(memcmp(got, ref, bytes) == 0, "%s/%d kv_store %s differs from the reference", v->isa, v->nt,
                       pl_type_get(types[ti])->name);
         }
+        /* into a head-major block (8 heads of 128, room for 7 positions):
+         * the rows' bytes, each head's at its place, rows 2..5 after the
+         * first two were stored by themselves */
+        uint8_t *want = pl_test_kv_head_major(types[ti], ref, 4, 8, 128, 7), *hm = malloc(bytes / 4 * 7);
+        for (inst *v = insts; v < insts + n_insts && want && hm; v++) {
+            if (!v->c->ops->kv_store_heads) continue;
+            memset(hm, 0xa5, bytes / 4 * 7);
+            v->c->ops->kv_store_heads(v->c, types[ti], x, hm, 2, 0, 8, 128, 7);
+            v->c->ops->kv_store_heads(v->c, types[ti], x + 2 * 1024, hm, 2, 2, 8, 128, 7);
+            CHECK_MSG(v->c->status == POCKETLLM_OK && memcmp(hm, want, bytes / 4 * 7) == 0,
+                      "%s/%d kv_store_heads %s differs from the reference's rows", v->isa, v->nt, pl_type_get(types[ti])->name);
+            /* past the block: refused, nothing written */
+            v->c->ops->kv_store_heads(v->c, types[ti], x, hm, 2, 6, 8, 128, 7);
+            CHECK(v->c->status != POCKETLLM_OK && memcmp(hm, want, bytes / 4 * 7) == 0);
+            v->c->status = POCKETLLM_OK;
+        }
+        free(want), free(hm);
         free(ref), free(got);
     }
     free(x);
@@ -105,7 +123,7 @@ static void check_pair(uint32_t kt, uint32_t vt, bool flash) {
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             const int64_t nh = shapes[si][0], nkv = shapes[si][1], hd = shapes[si][2];
             const int64_t n_tok = cases[ci][0], pos0 = cases[ci][1], rows = pos0 + n_tok, all = n_tok * nh * hd;
-            const pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), kt, vt, flash, 0};
+            const pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), kt, vt, flash, 0, 0};
             float *kf = rnd(rows * nkv * hd, -2, 2), *vf = rnd(rows * nkv * hd, -2, 2);
             void *k = malloc(pl_kv_row_bytes(kt, rows * nkv * hd)), *vc = malloc(pl_kv_row_bytes(vt, rows * nkv * hd));
             pl_ref_kv_store(kt, kf, k, rows * nkv * hd);
@@ -129,6 +147,16 @@ static void check_pair(uint32_t kt, uint32_t vt, bool flash) {
                               v->nt, pl_type_get(kt)->name, pl_type_get(vt)->name);
                 memcpy(y1, y, (size_t)all * sizeof(float));
                 prev_isa = v->isa;
+                /* the same caches head-major (room for 2 positions more): the same bits */
+                pl_attn_params hm = ap;
+                hm.kv_cap = rows + 2;
+                void *hk = pl_test_kv_head_major(kt, k, rows, nkv, hd, hm.kv_cap), *hv = pl_test_kv_head_major(vt, vc, rows, nkv, hd, hm.kv_cap);
+                float *yh = rnd(all, 0, 0);
+                if (hk && hv) v->c->ops->attention(v->c, &hm, q, hk, hv, n_tok, pos0, yh);
+                CHECK_MSG(hk && hv && v->c->status == POCKETLLM_OK && !memcmp(yh, y, (size_t)all * sizeof(float)),
+                          "%s/%d attention K %s V %s%s: head-major differs from rows", v->isa, v->nt, pl_type_get(kt)->name,
+                          pl_type_get(vt)->name, flash ? " flash" : "");
+                free(hk), free(hv), free(yh);
                 /* a batched pass gives each query the bits of that query
                  * alone (flash takes blocks of queries in a prefill) */
                 if (n_tok > 1 && v->nt == 1) {
@@ -162,7 +190,7 @@ static void test_attention(void) {
             if (!pl_type_get(vt)->quantized) check_pair(kt, vt, false);
         }
     /* a quantized V without flash is refused, not computed wrongly */
-    const pl_attn_params ap = {2, 1, 32, 0.2f, PL_TYPE_Q8_0, PL_TYPE_Q8_0, false, 0};
+    const pl_attn_params ap = {2, 1, 32, 0.2f, PL_TYPE_Q8_0, PL_TYPE_Q8_0, false, 0, 0};
     float q[64] = {0}, out[64];
     uint8_t k[34] = {0}, v[34] = {0};
     CHECK(pl_ref_attention(&ap, q, k, v, 1, 0, out) != POCKETLLM_OK);

@@ -18,6 +18,7 @@
 #include "backend/cpu/cpu_isa.h"
 #include "base/half.h"
 #include "base/rng.h"
+#include "../common/kv_layout.h"
 #include "ops/ref.h"
 #include "pltest.h"
 #include "quant/kernels.h"
@@ -158,7 +159,7 @@ static void test_attention(void) {
             const int64_t nh = shapes[si][0], nkv = shapes[si][1], hd = shapes[si][2];
             for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
                 const int64_t n_tok = cases[ci][0], pos0 = cases[ci][1], n_kv = pos0 + n_tok, all = n_tok * nh * hd;
-                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, 0};
+                pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, 0, 0};
                 float *kf = rnd(n_kv * nkv * hd, -2, 2), *vf = rnd(n_kv * nkv * hd, -2, 2);
                 void *k = malloc((size_t)(n_kv * nkv * hd) * 4), *vc = malloc((size_t)(n_kv * nkv * hd) * 4);
                 pl_ref_kv_store(ap.k_type, kf, k, n_kv * nkv * hd);
@@ -196,6 +197,23 @@ static void test_attention(void) {
                               v->isa, v->nt, f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv, (long long)hd,
                               (long long)n_tok, (long long)pos0, off * 100);
                 }
+                /* the same caches head-major (pl_attn_params.kv_cap, room
+                 * for 3 positions more): every instance's bits and the
+                 * reference's are those of the rows */
+                pl_attn_params hm = ap;
+                hm.kv_cap = n_kv + 3;
+                void *hk = pl_test_kv_head_major(ap.k_type, k, n_kv, nkv, hd, hm.kv_cap);
+                void *hv = pl_test_kv_head_major(ap.v_type, vc, n_kv, nkv, hd, hm.kv_cap);
+                CHECK(hk && hv && pl_ref_attention(&hm, q, hk, hv, n_tok, pos0, y) == POCKETLLM_OK);
+                CHECK_MSG(same_bits(y, r, (size_t)all * sizeof(float)), "reference attention: head-major differs from rows");
+                FOR_INST(v) {
+                    v->c->ops->attention(v->c, &hm, q, hk, hv, n_tok, pos0, y);
+                    CHECK_MSG(v->c->status == POCKETLLM_OK && same_bits(y, ys[v - insts], (size_t)all * sizeof(float)),
+                              "%s/%d attention %s%s heads %lld/%lld hd %lld tok %lld pos0 %lld: head-major differs from rows",
+                              v->isa, v->nt, f16 ? "f16" : "f32", flash ? " flash" : "", (long long)nh, (long long)nkv,
+                              (long long)hd, (long long)n_tok, (long long)pos0);
+                }
+                free(hk), free(hv);
                 for (int i = 0; i < 6; i++) free(ys[i]);
                 free(kf), free(vf), free(k), free(vc), free(q), free(y), free(r);
             }
@@ -396,7 +414,7 @@ static void test_attention_full(void) {
             const int f16 = mode & 1, flash = mode >> 1;
             const int64_t nh = cases[ci][0], nkv = cases[ci][1], hd = cases[ci][2], n_tok = cases[ci][3], n_kv = cases[ci][4];
             const int64_t all = n_tok * nh * hd, kv_all = n_kv * nkv * hd;
-            pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, n_kv};
+            pl_attn_params ap = {nh, nkv, hd, 1.0f / sqrtf((float)hd), f16 ? PL_TYPE_F16 : PL_TYPE_F32, f16 ? PL_TYPE_F16 : PL_TYPE_F32, flash, n_kv, 0};
             float *kf = rnd(kv_all, -2, 2), *vf = rnd(kv_all, -2, 2), *q = rnd(all, -2, 2), *y = rnd(all, 0, 0), *r = rnd(all, 0, 0);
             void *k = malloc((size_t)kv_all * 4), *vc = malloc((size_t)kv_all * 4);
             pl_ref_kv_store(ap.k_type, kf, k, kv_all);
@@ -533,7 +551,7 @@ static void test_thread_invariance(const pl_cpu_isa *isa) {
         pl_compute *c = make(isa, nt);
         float *y = rnd(n_tok * n_out, 0, 0), *a = rnd(n_tok * nh * hd, 0, 0);
         c->ops->mul_mat(c, &w, x, n_tok, y);
-        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16, PL_TYPE_F16, false, 0};
+        pl_attn_params ap = {nh, nkv, hd, 0.17f, PL_TYPE_F16, PL_TYPE_F16, false, 0, 0};
         c->ops->attention(c, &ap, q, k16, k16, n_tok, n_ctx - n_tok, a);
         if (nt == 1) {
             y1 = y, a1 = a;

@@ -116,6 +116,10 @@ typedef struct {
     bool scores_in_act; /* the scores in the matmul scratch (else the attention scratch) */
     bool fast;          /* f32 default arithmetic through the ISA's block kernels (full_block_fast) */
     size_t act_slice;   /* bytes of it per thread */
+    /* in cache elements: from KV head 0 to KV head 1, and from one position
+     * of a head to the next (pl_attn_params.kv_cap's layout; K and V have
+     * one type here) */
+    int64_t hs, ps;
 } attn_job;
 
 /* The rows query t reads: all n_kv when not causal, else up to its own. */
@@ -140,14 +144,14 @@ static void softmax_f16(const pl_cpu_isa *isa, float *w, int64_t n) {
  * KV head kvh) for the positions the token sees */
 static void scores_f16(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
     const pl_attn_params *ap = j->ap;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t);
-    const uint16_t *kc = (const uint16_t *)j->k + kvh * hd;
+    const int64_t hd = ap->head_dim, n_kv = kv_len(j, t);
+    const uint16_t *kc = (const uint16_t *)j->k + kvh * j->hs;
     j->to_f16(j->q + (t * ap->n_head + h) * hd, q16, hd);
     if (j->dot_rows) {
-        j->dot_rows(kc, kv_dim, n_kv, q16, hd, w);
+        j->dot_rows(kc, j->ps, n_kv, q16, hd, w);
         for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
     } else {
-        for (int64_t p = 0; p < n_kv; p++) w[p] = j->dot(hd, kc + p * kv_dim, q16) * ap->scale;
+        for (int64_t p = 0; p < n_kv; p++) w[p] = j->dot(hd, kc + p * j->ps, q16) * ap->scale;
     }
 }
 
@@ -156,18 +160,18 @@ static void scores_f16(const attn_job *j, int64_t kvh, int64_t t, int64_t h, flo
 static void attend_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t), n_ctx = j->cc->lim.n_ctx;
+    const int64_t hd = ap->head_dim, n_kv = kv_len(j, t), n_ctx = j->cc->lim.n_ctx;
     const float *qa = j->q + (t * ap->n_head + h) * hd;
     float *oa = j->out + (t * ap->n_head + h) * hd, *wb = w + n_ctx;
     j->to_f16(qa, q16, hd);
     j->to_f16(qa + hd, q16 + hd, hd);
-    isa->dot_rows2_f16((const uint16_t *)j->k + kvh * hd, kv_dim, n_kv, q16, q16 + hd, hd, w, wb);
+    isa->dot_rows2_f16((const uint16_t *)j->k + kvh * j->hs, j->ps, n_kv, q16, q16 + hd, hd, w, wb);
     for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
     for (int64_t p = 0; p < n_kv; p++) wb[p] *= ap->scale;
     softmax_f16(isa, w, n_kv);
     softmax_f16(isa, wb, n_kv);
     memset(oa, 0, (size_t)(2 * hd) * sizeof(float));
-    isa->axpy_rows2_f16(w, wb, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, oa, oa + hd, hd);
+    isa->axpy_rows2_f16(w, wb, (const uint16_t *)j->v + kvh * j->hs, j->ps, n_kv, oa, oa + hd, hd);
 }
 
 /* o = f16(fma(v, a, o)): the ISA's kernel, or its scalar form */
@@ -206,17 +210,17 @@ static float flash_weights(float *w, float *ms, int64_t n) {
 static void attend_flash_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t), n_ctx = j->cc->lim.n_ctx;
+    const int64_t hd = ap->head_dim, n_kv = kv_len(j, t), n_ctx = j->cc->lim.n_ctx;
     const float *qa = j->q + (t * ap->n_head + h) * hd;
     float *oa = j->out + (t * ap->n_head + h) * hd, *wb = w + n_ctx, *msa = w + 2 * n_ctx, *msb = w + 3 * n_ctx;
     j->to_f16(qa, q16, hd);
     j->to_f16(qa + hd, q16 + hd, hd);
-    isa->dot_rows2_f16((const uint16_t *)j->k + kvh * hd, kv_dim, n_kv, q16, q16 + hd, hd, w, wb);
+    isa->dot_rows2_f16((const uint16_t *)j->k + kvh * j->hs, j->ps, n_kv, q16, q16 + hd, hd, w, wb);
     for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
     for (int64_t p = 0; p < n_kv; p++) wb[p] *= ap->scale;
     const float Sa = flash_weights(w, msa, n_kv), Sb = flash_weights(wb, msb, n_kv);
     memset(oa, 0, (size_t)(2 * hd) * sizeof(float));
-    isa->flash_rows2_f16(w, msa, wb, msb, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, oa, oa + hd, hd);
+    isa->flash_rows2_f16(w, msa, wb, msb, (const uint16_t *)j->v + kvh * j->hs, j->ps, n_kv, oa, oa + hd, hd);
     const float ia = Sa == 0.0f ? 0.0f : 1.0f / Sa, ib = Sb == 0.0f ? 0.0f : 1.0f / Sb;
     for (int64_t d = 0; d < hd; d++) oa[d] *= ia;
     for (int64_t d = 0; d < hd; d++) oa[hd + d] *= ib;
@@ -231,7 +235,7 @@ static void attend_flash_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t
 static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, float *w, uint16_t *q16) {
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, n_kv = kv_len(j, t);
+    const int64_t hd = ap->head_dim, n_kv = kv_len(j, t);
     const bool f32c = ap->k_type == PL_TYPE_F32;
     uint16_t *krow = q16 + hd, *vrow = q16 + 2 * hd;
     float *o = j->out + (t * ap->n_head + h) * hd;
@@ -240,7 +244,7 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
     } else {
         j->to_f16(j->q + (t * ap->n_head + h) * hd, q16, hd);
         for (int64_t p = 0; p < n_kv; p++) {
-            j->to_f16((const float *)j->k + p * kv_dim + kvh * hd, krow, hd);
+            j->to_f16((const float *)j->k + p * j->ps + kvh * j->hs, krow, hd);
             w[p] = j->dot16(hd, krow, q16) * ap->scale;
         }
     }
@@ -249,14 +253,14 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
     if (!f32c && isa->flash_rows_f16) {
         float *ms = w + j->cc->lim.n_ctx;
         S = flash_weights(w, ms, n_kv);
-        isa->flash_rows_f16(w, ms, (const uint16_t *)j->v + kvh * hd, kv_dim, n_kv, o, hd);
+        isa->flash_rows_f16(w, ms, (const uint16_t *)j->v + kvh * j->hs, j->ps, n_kv, o, hd);
     } else {
         for (int64_t p = 0; p < n_kv; p++) {
             float ms, vs;
             if (pl_flash_step(w[p], &M, &ms, &vs)) scale_round_f16(isa, o, ms, hd);
-            const uint16_t *vr = (const uint16_t *)j->v + p * kv_dim + kvh * hd;
+            const uint16_t *vr = (const uint16_t *)j->v + p * j->ps + kvh * j->hs;
             if (f32c) {
-                j->to_f16((const float *)j->v + p * kv_dim + kvh * hd, vrow, hd);
+                j->to_f16((const float *)j->v + p * j->ps + kvh * j->hs, vrow, hd);
                 vr = vrow;
             }
             mad_round_f16(isa, vs, vr, o, hd);
@@ -271,7 +275,7 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
     attn_job *j = ctx;
     const pl_attn_params *ap = j->ap;
     const pl_cpu_isa *isa = j->cc->isa;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, group = ap->n_head / ap->n_head_kv;
+    const int64_t hd = ap->head_dim, group = ap->n_head / ap->n_head_kv;
     const bool f16 = ap->k_type == PL_TYPE_F16;
     const pl_vec_dot_fn dot = j->dot;
     uint8_t *mine = (uint8_t *)j->cc->attn + (size_t)thread * j->cc->attn_stride;
@@ -305,20 +309,20 @@ static void attn_run(void *ctx, int chunk, int n_chunks, int thread) {
             scores_f16(j, kvh, t, h, w, q16);
             softmax_f16(isa, w, n_kv);
             memset(out, 0, (size_t)hd * sizeof(float));
-            const uint16_t *vc = (const uint16_t *)j->v + kvh * hd;
+            const uint16_t *vc = (const uint16_t *)j->v + kvh * j->hs;
             if (isa->axpy_rows_f16) {
-                isa->axpy_rows_f16(w, vc, kv_dim, n_kv, out, hd);
+                isa->axpy_rows_f16(w, vc, j->ps, n_kv, out, hd);
             } else {
-                for (int64_t p = 0; p < n_kv; p++) isa->axpy_f16(w[p], vc + p * kv_dim, out, hd);
+                for (int64_t p = 0; p < n_kv; p++) isa->axpy_f16(w[p], vc + p * j->ps, out, hd);
             }
         } else {
-            const float *kc = (const float *)j->k + kvh * hd;
-            for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * kv_dim, q) * ap->scale;
+            const float *kc = (const float *)j->k + kvh * j->hs;
+            for (int64_t p = 0; p < n_kv; p++) w[p] = dot(hd, kc + p * j->ps, q) * ap->scale;
             const double sum = isa->exp_sum(w, isa->max(w, n_kv), w, n_kv);
             const float inv = (float)(1.0 / sum);
             memset(out, 0, (size_t)hd * sizeof(float));
-            const float *vc = (const float *)j->v + kvh * hd;
-            for (int64_t p = 0; p < n_kv; p++) isa->axpy_f32(w[p] * inv, vc + p * kv_dim, out, hd);
+            const float *vc = (const float *)j->v + kvh * j->hs;
+            for (int64_t p = 0; p < n_kv; p++) isa->axpy_f32(w[p] * inv, vc + p * j->ps, out, hd);
         }
     }
 }
@@ -345,12 +349,12 @@ static void split_scores_run(void *ctx, int chunk, int n_chunks, int thread) {
     (void)thread;
     attn_job *j = ctx;
     const pl_attn_params *ap = j->ap;
-    const int64_t n_kv = j->pos0 + 1, hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, per = n_chunks / ap->n_head;
+    const int64_t n_kv = j->pos0 + 1, hd = ap->head_dim, per = n_chunks / ap->n_head;
     const int64_t h = chunk / per, kvh = h / (ap->n_head / ap->n_head_kv);
     long long lo, hi;
     pl_pool_split(n_kv, chunk % per, (int)per, &lo, &hi);
     float *w = split_scores(j, h);
-    j->dot_rows((const uint16_t *)j->k + kvh * hd + lo * kv_dim, kv_dim, hi - lo, split_q16(j, h), hd, w + lo);
+    j->dot_rows((const uint16_t *)j->k + kvh * j->hs + lo * j->ps, j->ps, hi - lo, split_q16(j, h), hd, w + lo);
     for (int64_t p = lo; p < hi; p++) w[p] *= ap->scale;
 }
 
@@ -364,7 +368,7 @@ static void split_values_run(void *ctx, int chunk, int n_chunks, int thread) {
     (void)thread;
     attn_job *j = ctx;
     const pl_attn_params *ap = j->ap;
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd, per = n_chunks / ap->n_head;
+    const int64_t hd = ap->head_dim, per = n_chunks / ap->n_head;
     const int64_t h = chunk / per, kvh = h / (ap->n_head / ap->n_head_kv), piece = chunk % per;
     /* whole 16-column vectors per piece */
     long long lo, hi;
@@ -373,7 +377,7 @@ static void split_values_run(void *ctx, int chunk, int n_chunks, int thread) {
     if (hi <= lo) return;
     float *out = j->out + h * hd + lo;
     memset(out, 0, (size_t)(hi - lo) * sizeof(float));
-    j->cc->isa->axpy_rows_f16(split_scores(j, h), (const uint16_t *)j->v + kvh * hd + lo, kv_dim, j->pos0 + 1, out, hi - lo);
+    j->cc->isa->axpy_rows_f16(split_scores(j, h), (const uint16_t *)j->v + kvh * j->hs + lo, j->ps, j->pos0 + 1, out, hi - lo);
 }
 
 /* Whether one decode query goes the split way: f16 cache with the row
@@ -587,9 +591,9 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
     pl_cpu_compute *cc = pl_cpu(c);
     const int64_t rows = ap->n_kv > 0 ? ap->n_kv : pos0 + n_tok;
     if (ap->n_kv < 0 || rows > cc->lim.n_ctx || ap->head_dim > cc->lim.head_dim || ap->n_head_kv < 1 ||
-        ap->n_head % ap->n_head_kv) {
-        pl_fail(POCKETLLM_ERR_INTERNAL, "attention: %lld positions exceed the reserved %lld", (long long)rows,
-                (long long)cc->lim.n_ctx);
+        ap->n_head % ap->n_head_kv || ap->kv_cap < 0 || (ap->kv_cap > 0 && (ap->n_kv > 0 || rows > ap->kv_cap))) {
+        pl_fail(POCKETLLM_ERR_INTERNAL, "attention: %lld positions against %lld reserved (a head-major cache of %lld)", (long long)rows,
+                (long long)cc->lim.n_ctx, (long long)ap->kv_cap);
         pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
         return;
     }
@@ -597,12 +601,14 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
         pl_cpu_attention_packed(c, ap, q, k_cache, v_cache, n_tok, pos0, out);
         return;
     }
+    const size_t el = ap->k_type == PL_TYPE_F16 ? sizeof(uint16_t) : sizeof(float);
     attn_job j = {cc, ap, q, k_cache, v_cache, n_tok, pos0, out,
                   pl_quant_kernels_tier(ap->k_type, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->vec_dot,
                   pl_quant_kernels_tier(PL_TYPE_F16, cc->qtier)->act_from_float,
                   /* the ISA's row kernel where it reproduces this tier's f16 dot */
-                  ap->k_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false, false, 0, false, false, 0};
+                  ap->k_type == PL_TYPE_F16 && f16_rows_match(cc) ? cc->isa->dot_rows_f16 : NULL, false, false, 0, false, false, 0,
+                  (int64_t)(pl_attn_head_offset(ap, ap->k_type, 1) / el), (int64_t)(pl_attn_pos_stride(ap, ap->k_type) / el)};
     if (ap->n_kv > 0 && (ap->flash || ap->k_type == PL_TYPE_F32)) {
         full_plan(&j);
         pl_cpu_parallel(cc, full_run, &j, n_tok * ap->n_head * rows * ap->head_dim);

@@ -33,8 +33,8 @@ typedef struct {
     int64_t n_tok, pos0;
     float *out;
     uint32_t kt, vt;      /* the types the arithmetic sees (flash: f32 read as f16) */
-    size_t k_row, v_row;  /* bytes of a cache row */
-    size_t k_head, v_head; /* bytes of one KV head within a row */
+    size_t k_row, v_row;  /* bytes from one position of a head to the next */
+    size_t k_head, v_head; /* bytes from KV head 0 to KV head 1 (pl_attn_params.kv_cap) */
     const pl_quant_kernel_set *kk, *vk, *qk; /* K's, V's kernels; those of K's vec_dot type */
     const pl_quant_kernel_set *f16k;         /* f16's (an f32 row read as f16) */
 } packed_job;
@@ -321,12 +321,12 @@ void pl_cpu_attention_packed(pl_compute *c, const pl_attn_params *ap, const floa
     const uint32_t kt = ap->flash && ap->k_type == PL_TYPE_F32 ? PL_TYPE_F16 : ap->k_type;
     const uint32_t vt = ap->flash && ap->v_type == PL_TYPE_F32 ? PL_TYPE_F16 : ap->v_type;
     const pl_type_traits *tk = pl_type_get(ap->k_type), *tv = pl_type_get(ap->v_type), *tkt = pl_type_get(kt);
-    const int64_t hd = ap->head_dim, kv_dim = ap->n_head_kv * hd;
+    const int64_t hd = ap->head_dim;
     packed_job j = {.cc = cc, .ap = ap, .q = q, .k = k_cache, .v = v_cache, .n_tok = n_tok, .pos0 = pos0, .out = out,
                     .kt = kt, .vt = vt};
     if (tk && tv && tkt && hd % tk->block == 0 && hd % tv->block == 0) {
-        j.k_row = (size_t)pl_kv_row_bytes(ap->k_type, kv_dim), j.v_row = (size_t)pl_kv_row_bytes(ap->v_type, kv_dim);
-        j.k_head = (size_t)pl_kv_row_bytes(ap->k_type, hd), j.v_head = (size_t)pl_kv_row_bytes(ap->v_type, hd);
+        j.k_row = pl_attn_pos_stride(ap, ap->k_type), j.v_row = pl_attn_pos_stride(ap, ap->v_type);
+        j.k_head = pl_attn_head_offset(ap, ap->k_type, 1), j.v_head = pl_attn_head_offset(ap, ap->v_type, 1);
         j.kk = pl_quant_kernels_tier(kt, cc->qtier);
         j.vk = pl_quant_kernels_tier(ap->v_type, cc->qtier);
         j.qk = pl_quant_kernels_tier(tkt->vec_dot_type, cc->qtier);

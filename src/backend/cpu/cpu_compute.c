@@ -290,7 +290,18 @@ typedef struct {
     int64_t n;
     pl_kv_encode_fn enc; /* a type other than f16 and f32: its encoder */
     uint32_t block, bytes;
+    /* kv_store_heads: tokens, the first one's position, KV heads, values a
+     * head, positions a head holds; bytes a head's position takes */
+    int64_t n_tok, pos, n_head_kv, head_dim, kv_cap;
+    size_t head_bytes;
 } kv_job;
+
+/* n values of x into dst, in j->type */
+static void kv_encode(const kv_job *j, const float *x, void *dst, int64_t n) {
+    if (j->type == PL_TYPE_F16) pl_quant_kernels_tier(PL_TYPE_F16, j->cc->qtier)->act_from_float(x, dst, n);
+    else if (j->type == PL_TYPE_F32) memcpy(dst, x, (size_t)n * sizeof(float));
+    else j->enc(x, dst, n);
+}
 
 /* Whole blocks per chunk: every block is encoded on its own (the types of
  * quant/kv_types.h have no statistics wider than a block). */
@@ -300,15 +311,27 @@ static void kv_run(void *ctx, int chunk, int n_chunks, int thread) {
     long long lo, hi;
     pl_pool_split(j->n / j->block, chunk, n_chunks, &lo, &hi);
     if (hi <= lo) return;
-    if (j->type == PL_TYPE_F16)
-        pl_quant_kernels_tier(PL_TYPE_F16, j->cc->qtier)->act_from_float(j->x + lo, (uint16_t *)j->dst + lo, hi - lo);
-    else if (j->type == PL_TYPE_F32) memcpy((float *)j->dst + lo, j->x + lo, (size_t)(hi - lo) * sizeof(float));
-    else j->enc(j->x + lo * j->block, (uint8_t *)j->dst + (size_t)lo * j->bytes, (hi - lo) * j->block);
+    kv_encode(j, j->x + lo * j->block, (uint8_t *)j->dst + (size_t)lo * j->bytes, (hi - lo) * j->block);
+}
+
+/* One (KV head, token) row of head_dim values per unit, KV head by KV
+ * head: the values kv_run would encode (blocks never straddle heads), at
+ * their place in the head-major layout (pl_attn_params.kv_cap). */
+static void kv_heads_run(void *ctx, int chunk, int n_chunks, int thread) {
+    (void)thread;
+    kv_job *j = ctx;
+    long long lo, hi;
+    pl_pool_split(j->n_head_kv * j->n_tok, chunk, n_chunks, &lo, &hi);
+    for (long long u = lo; u < hi; u++) {
+        const int64_t h = u / j->n_tok, t = u % j->n_tok;
+        uint8_t *dst = (uint8_t *)j->dst + ((size_t)h * (size_t)j->kv_cap + (size_t)(j->pos + t)) * j->head_bytes;
+        kv_encode(j, j->x + (t * j->n_head_kv + h) * j->head_dim, dst, j->head_dim);
+    }
 }
 
 static void cpu_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
     const pl_type_traits *t = pl_type_get(type);
-    kv_job j = {pl_cpu(c), type, x, dst, n, pl_kv_encoder(type), t ? t->block : 0, t ? t->bytes : 0};
+    kv_job j = {pl_cpu(c), type, x, dst, n, pl_kv_encoder(type), t ? t->block : 0, t ? t->bytes : 0, 0, 0, 0, 0, 0, 0};
     /* q8_0 and bf16 are stored with the activation conversion: this tier's */
     if (type == PL_TYPE_Q8_0 || type == PL_TYPE_BF16) j.enc = pl_quant_kernels_tier(type, j.cc->qtier)->act_from_float;
     if (!j.enc || n % j.block) {
@@ -318,6 +341,24 @@ static void cpu_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst
     }
     /* a block costs about block values' worth of the f16 conversion */
     pl_cpu_parallel(j.cc, kv_run, &j, type == PL_TYPE_F16 || type == PL_TYPE_F32 ? n : n * 8);
+}
+
+/* kv_store into a head-major cache block (pl_attn_params.kv_cap): x is
+ * n_tok rows of n_head_kv heads of head_dim values, stored at positions
+ * pos .. pos+n_tok-1 of each head's run of kv_cap positions. */
+static void cpu_kv_store_heads(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n_tok, int64_t pos,
+                               int64_t n_head_kv, int64_t head_dim, int64_t kv_cap) {
+    const pl_type_traits *t = pl_type_get(type);
+    kv_job j = {pl_cpu(c), type, x, dst, n_tok * n_head_kv * head_dim, pl_kv_encoder(type), t ? t->block : 0,
+                t ? t->bytes : 0, n_tok, pos, n_head_kv, head_dim, kv_cap, (size_t)pl_kv_row_bytes(type, head_dim)};
+    if (type == PL_TYPE_Q8_0 || type == PL_TYPE_BF16) j.enc = pl_quant_kernels_tier(type, j.cc->qtier)->act_from_float;
+    if (!j.enc || head_dim % j.block || n_tok < 0 || pos < 0 || pos + n_tok > kv_cap) {
+        pl_fail(POCKETLLM_ERR_INTERNAL, "kv_store: %lld rows at %lld of a head-major cache of %lld (type %u)",
+                (long long)n_tok, (long long)pos, (long long)kv_cap, type);
+        pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
+        return;
+    }
+    pl_cpu_parallel(j.cc, kv_heads_run, &j, type == PL_TYPE_F16 || type == PL_TYPE_F32 ? j.n : j.n * 8);
 }
 
 static int64_t cpu_argmax(pl_compute *c, const float *x, int64_t n) {
@@ -360,6 +401,7 @@ static const pl_compute_ops cpu_ops = {
     .softmax = cpu_softmax,
     .rope = pl_cpu_rope,
     .kv_store = cpu_kv_store,
+    .kv_store_heads = cpu_kv_store_heads,
     .attention = pl_cpu_attention,
     .argmax = cpu_argmax,
     .gelu_erf = pl_cpu_gelu_erf,

@@ -219,6 +219,11 @@ void pl_vk_attention(pl_compute *c, const pl_attn_params *ap, const float *q, co
                                    (long long)ap->head_dim));
         return;
     }
+    /* this backend keeps rows of all heads (it has no kv_store_heads) */
+    if (ap->kv_cap != 0) {
+        pl_compute_fail(c, pl_fail(POCKETLLM_ERR_INTERNAL, "vulkan: attention: a head-major cache"));
+        return;
+    }
     const pl_type_traits *tk = pl_type_get(ap->k_type), *tv = pl_type_get(ap->v_type);
     if (!pl_kv_type_supported(ap->k_type) || !pl_kv_type_supported(ap->v_type) || ap->head_dim % tk->block ||
         ap->head_dim % tv->block || (!ap->flash && tv->quantized)) {
