@@ -55,7 +55,7 @@ typedef struct pl_rope_params {
 /* Causal attention of n_tok query rows at positions pos0 .. pos0+n_tok-1
  * against a KV cache whose rows 0 .. pos0+n_tok-1 are filled.  q and out
  * are [n_tok][n_head][head_dim]; the caches are rows of [n_head_kv]
- * [head_dim] values in k_type and v_type (f32, f16, bf16 or a block type
+ * [head_dim] values (or head-major: kv_cap below) in k_type and v_type (f32, f16, bf16 or a block type
  * whose block divides head_dim: quant/kv_types.h).  Query head h reads KV
  * head h / (n_head / n_head_kv) (grouped-query attention).
  *

@@ -1,9 +1,12 @@
 /*
  * kv_cache.h -- the keys and values of every position of one sequence, per
  * layer, each in its own type (f16 as llama.cpp by default; any of
- * quant/kv_types.h, kept packed: attention decodes the blocks).  Rows are
- * [n_ctx] rows of kv_dim values, k_row / v_row bytes each; memory comes
- * from the compute instance.
+ * quant/kv_types.h, kept packed: attention decodes the blocks).  A layer's
+ * cache is n_ctx rows' worth of kv_dim values, k_row / v_row bytes a row;
+ * how a sequence's block of it is laid out -- rows of all heads, or
+ * head-major on a backend with kv_store_heads -- is the graph's and the
+ * backend's business (pl_forward.kv_cap).  Memory comes from the compute
+ * instance.
  */
 #ifndef PL_KV_CACHE_H
 #define PL_KV_CACHE_H
