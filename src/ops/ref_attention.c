@@ -91,12 +91,15 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
         for (int64_t h = 0; h < ap->n_head; h++) {
             const float *qh = q + (t * ap->n_head + h) * hd;
             const int64_t kvh = h / group;
+            /* this KV head's position 0 in each cache */
+            const char *k0 = (const char *)k_cache + pl_attn_head_offset(ap, ap->k_type, kvh);
+            const char *v0 = (const char *)v_cache + pl_attn_head_offset(ap, ap->v_type, kvh);
             const bool plain = kt == PL_TYPE_F32 || kt == PL_TYPE_F16;
             if (plain)
                 for (int64_t d = 0; d < hd; d++) qf[d] = round_to(kt, qh[d]);
             else tq->act_from_float(qh, qc, hd);
             for (int64_t j = 0; j < n_kv; j++) {
-                const char *krow = (const char *)k_cache + (size_t)j * k_row + pl_attn_head_offset(ap, ap->k_type, kvh);
+                const char *krow = k0 + (size_t)j * k_row;
                 float s;
                 if (plain) {
                     tk->to_float(krow, kf, hd);
@@ -109,7 +112,7 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
             }
             float *oh = out + (t * ap->n_head + h) * hd;
             if (ap->flash) {
-                ref_flash_values(ap, vt, w, n_kv, (const char *)v_cache + pl_attn_head_offset(ap, ap->v_type, kvh), v_row, vf, oh);
+                ref_flash_values(ap, vt, w, n_kv, v0, v_row, vf, oh);
                 continue;
             }
             pl_ref_softmax(w, w, n_kv);
@@ -117,7 +120,7 @@ pocketllm_status pl_ref_attention(const pl_attn_params *ap, const float *q, cons
             for (int64_t d = 0; d < hd; d++) {
                 double s = 0.0;
                 for (int64_t j = 0; j < n_kv; j++) {
-                    const char *vrow = (const char *)v_cache + (size_t)j * v_row + pl_attn_head_offset(ap, ap->v_type, kvh);
+                    const char *vrow = v0 + (size_t)j * v_row;
                     const float v = ap->v_type == PL_TYPE_F16    ? pl_f16_to_f32(((const uint16_t *)vrow)[d])
                                     : ap->v_type == PL_TYPE_BF16 ? pl_bf16_to_f32(((const uint16_t *)vrow)[d])
                                                                  : ((const float *)vrow)[d];

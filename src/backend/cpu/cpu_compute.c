@@ -329,11 +329,18 @@ static void kv_heads_run(void *ctx, int chunk, int n_chunks, int thread) {
     }
 }
 
-static void cpu_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
+/* A store of n values of type from x to dst (both layouts): enc NULL when
+ * the type has no encoder */
+static kv_job kv_job_for(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
     const pl_type_traits *t = pl_type_get(type);
     kv_job j = {pl_cpu(c), type, x, dst, n, pl_kv_encoder(type), t ? t->block : 0, t ? t->bytes : 0, 0, 0, 0, 0, 0, 0};
     /* q8_0 and bf16 are stored with the activation conversion: this tier's */
     if (type == PL_TYPE_Q8_0 || type == PL_TYPE_BF16) j.enc = pl_quant_kernels_tier(type, j.cc->qtier)->act_from_float;
+    return j;
+}
+
+static void cpu_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n) {
+    kv_job j = kv_job_for(c, type, x, dst, n);
     if (!j.enc || n % j.block) {
         pl_fail(POCKETLLM_ERR_INTERNAL, "kv_store: %lld values of type %u", (long long)n, type);
         pl_compute_fail(c, POCKETLLM_ERR_INTERNAL);
@@ -348,10 +355,9 @@ static void cpu_kv_store(pl_compute *c, uint32_t type, const float *x, void *dst
  * pos .. pos+n_tok-1 of each head's run of kv_cap positions. */
 static void cpu_kv_store_heads(pl_compute *c, uint32_t type, const float *x, void *dst, int64_t n_tok, int64_t pos,
                                int64_t n_head_kv, int64_t head_dim, int64_t kv_cap) {
-    const pl_type_traits *t = pl_type_get(type);
-    kv_job j = {pl_cpu(c), type, x, dst, n_tok * n_head_kv * head_dim, pl_kv_encoder(type), t ? t->block : 0,
-                t ? t->bytes : 0, n_tok, pos, n_head_kv, head_dim, kv_cap, (size_t)pl_kv_row_bytes(type, head_dim)};
-    if (type == PL_TYPE_Q8_0 || type == PL_TYPE_BF16) j.enc = pl_quant_kernels_tier(type, j.cc->qtier)->act_from_float;
+    kv_job j = kv_job_for(c, type, x, dst, n_tok * n_head_kv * head_dim);
+    j.n_tok = n_tok, j.pos = pos, j.n_head_kv = n_head_kv, j.head_dim = head_dim, j.kv_cap = kv_cap;
+    j.head_bytes = (size_t)pl_kv_row_bytes(type, head_dim);
     if (!j.enc || head_dim % j.block || n_tok < 0 || pos < 0 || pos + n_tok > kv_cap) {
         pl_fail(POCKETLLM_ERR_INTERNAL, "kv_store: %lld rows at %lld of a head-major cache of %lld (type %u)",
                 (long long)n_tok, (long long)pos, (long long)kv_cap, type);
