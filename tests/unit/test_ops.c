@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "backend/compute.h"
 #include "backend/cpu/cpu_erf.h"
+#include "backend/cpu/cpu_expf.h"
 #include "backend/cpu/cpu_isa.h"
 #include "base/half.h"
 #include "base/rng.h"
@@ -55,6 +56,13 @@ static double worst(const float *a, const float *b, int64_t n, double abs_tol, d
 }
 
 static bool same_bits(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
+
+/* n floats bit for bit, but any NaN matching any NaN */
+static bool same_f32s(const float *a, const float *b, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (!same_bits(&a[i], &b[i], 4) && !(isnan(a[i]) && isnan(b[i]))) return false;
+    return true;
+}
 
 /* Share of the n values further apart than abs_tol + rel_tol * |b|. */
 static double share_off(const float *a, const float *b, int64_t n, double abs_tol, double rel_tol) {
@@ -685,6 +693,104 @@ static void test_mad_round(const pl_cpu_isa *isa) {
         }
 }
 
+/* The scalar steps flash_weights must reproduce, with the e^x of
+ * cpu_expf.h (pl_expf_model) where pl_flash_step calls libm's expf. */
+static void model_weights(float *w, float *ms, int64_t n, float *M, float *S) {
+    for (int64_t p = 0; p < n; p++) {
+        const float s = w[p];
+        float vs;
+        if (s > *M) {
+            ms[p] = pl_expf_model(*M - s), *M = s, vs = 1.0f;
+        } else {
+            ms[p] = 1.0f, vs = pl_expf_model(s - *M);
+        }
+        w[p] = vs;
+        const float rescaled = *S * ms[p];
+        *S = rescaled + vs;
+    }
+}
+
+/* flash_weights: (1) its e^x is pl_expf_model's, and libm's here, over a
+ * sweep of the arguments the online softmax makes (x <= 0: every
+ * 509th float from -0 to -inf, and NaN); (2) its maximum, rescales and
+ * sum are the scalar steps' bit for bit on sequences that rise (a rescale
+ * at every position), tie, start at -inf, leave expf's fast path (scores
+ * 100s apart, -inf), hold a NaN, and continue over a second call. */
+static void test_flash_weights(const pl_cpu_isa *isa) {
+    if (!isa->flash_weights) return;
+    const bool libm = pl_expf_matches_libm();
+    if (!libm) fprintf(stderr, "note: this C library's expf is not glibc's: flash_weights is checked against its model only\n");
+    enum { CH = 4099 };
+    float *x = malloc(CH * sizeof *x), *w = malloc(CH * sizeof *w), *ms = malloc(CH * sizeof *ms);
+    int64_t bad_model = 0, bad_libm = 0, total = 0;
+    uint64_t u = 0x80000000u;
+    while (u <= 0xff800001u) {
+        int64_t k = 0;
+        for (; k < CH && u <= 0xff800001u; k++, u += 509) {
+            const uint32_t bits = (uint32_t)u;
+            memcpy(&x[k], &bits, 4);
+        }
+        memcpy(w, x, (size_t)k * sizeof *w);
+        float M = 0.0f, S = 0.0f;
+        isa->flash_weights(w, ms, k, &M, &S);
+        for (int64_t i = 0; i < k; i++) {
+            const float em = pl_expf_model(x[i]), el = expf(x[i]);
+            bad_model += !same_bits(&w[i], &em, 4) && !(isnan(w[i]) && isnan(em));
+            bad_libm += libm && !same_bits(&w[i], &el, 4) && !(isnan(w[i]) && isnan(el));
+        }
+        total += k;
+    }
+    CHECK_MSG(total > 4000000 && bad_model == 0, "%s flash_weights: %lld of %lld e^x differ from pl_expf_model", isa->name,
+              (long long)bad_model, (long long)total);
+    CHECK_MSG(bad_libm == 0, "%s flash_weights: %lld of %lld e^x differ from libm's expf", isa->name, (long long)bad_libm,
+              (long long)total);
+    static const int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 257, 1024, 4099};
+    for (int kind = 0; kind < 6; kind++)
+        for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+            const int64_t n = lens[li];
+            for (int64_t i = 0; i < n; i++) {
+                const float r = pl_rng_uniform(&rng);
+                x[i] = kind == 0   ? 30.f * r - 15.f                           /* plain */
+                       : kind == 1 ? (float)i * 0.37f + r                       /* rising: a rescale at each */
+                       : kind == 2 ? (float)((int)(r * 4.f)) - 2.f              /* ties */
+                       : kind == 3 ? (r < 0.1f ? -INFINITY : 400.f * r - 200.f) /* off the fast path */
+                       : kind == 4 ? (i == n / 2 ? NAN : 10.f * r)              /* a NaN */
+                                   : (i % 3 ? -r : 0.0f) * (i % 2 ? 1.f : -1.f); /* signed zeros */
+            }
+            /* one call from scratch, and the same scores in two calls */
+            const int64_t cut = n / 3;
+            float M0 = -INFINITY, S0 = 0.0f, M1 = -INFINITY, S1 = 0.0f, M2 = -INFINITY, S2 = 0.0f;
+            float *w0 = malloc((size_t)n * sizeof *w0), *ms0 = malloc((size_t)n * sizeof *ms0);
+            memcpy(w0, x, (size_t)n * sizeof *w0);
+            model_weights(w0, ms0, n, &M0, &S0);
+            memcpy(w, x, (size_t)n * sizeof *w);
+            isa->flash_weights(w, ms, n, &M1, &S1);
+            CHECK_MSG(same_f32s(w, w0, n) && same_f32s(ms, ms0, n) && same_f32s(&M1, &M0, 1) && same_f32s(&S1, &S0, 1),
+                      "%s flash_weights kind %d n=%lld differs from the scalar steps", isa->name, kind, (long long)n);
+            memcpy(w, x, (size_t)n * sizeof *w);
+            isa->flash_weights(w, ms, cut, &M2, &S2);
+            isa->flash_weights(w + cut, ms + cut, n - cut, &M2, &S2);
+            CHECK_MSG(same_f32s(w, w0, n) && same_f32s(ms, ms0, n) && same_f32s(&M2, &M0, 1) && same_f32s(&S2, &S0, 1),
+                      "%s flash_weights kind %d n=%lld in two calls differs from the scalar steps", isa->name, kind,
+                      (long long)n);
+            if (libm) {
+                /* and the model is pl_flash_step's loop (libm's expf) */
+                float M3 = -INFINITY, S3 = 0.0f;
+                memcpy(w, x, (size_t)n * sizeof *w);
+                for (int64_t p = 0; p < n; p++) {
+                    float vs;
+                    if (!pl_flash_step(w[p], &M3, &ms[p], &vs)) ms[p] = 1.0f;
+                    w[p] = vs;
+                    S3 = S3 * ms[p] + vs;
+                }
+                CHECK_MSG(same_f32s(w, w0, n) && same_f32s(ms, ms0, n) && same_f32s(&M3, &M0, 1) && same_f32s(&S3, &S0, 1),
+                          "flash_weights' model differs from pl_flash_step's loop (kind %d n=%lld)", kind, (long long)n);
+            }
+            free(w0), free(ms0);
+        }
+    free(x), free(w), free(ms);
+}
+
 /* flash_rows_f16 (and flash_rows2_f16, each head; flash_rows_f32 over f32
  * rows without the rounding), where a table has it:
  * bit for bit the scalar fold --
@@ -1017,13 +1123,15 @@ int main(void) {
     CHECK(n_insts >= 2);
     for (size_t i = 0; i < n_all; i++)
         if (pl_cpu_isa_usable(all[i])) test_axpy_rows(all[i]), test_dot_rows(all[i]), test_scale_round(all[i]), test_rows2(all[i]), test_mad_round(all[i]),
-            test_flash_rows(all[i]);
+            test_flash_rows(all[i]), test_flash_weights(all[i]);
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->axpy_rows_f16,
               "the AVX-512 table lost axpy_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows_f16,
               "the AVX-512 table lost dot_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->dot_rows2_f16,
               "the AVX-512 table lost dot_rows2_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->flash_weights,
+              "the AVX-512 table lost flash_weights");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_avx512()) || pl_cpu_isa_avx512()->scale_round_f16,
               "the AVX-512 table lost scale_round_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->axpy_rows_f16, "the NEON table lost axpy_rows_f16");

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_compute.h"
+#include "backend/cpu/cpu_expf.h"
 #include "base/error.h"
 #include "base/half.h"
 #include "quant/types.h"
@@ -183,12 +184,38 @@ static void mad_round_f16(const pl_cpu_isa *isa, float a, const uint16_t *v, flo
     }
 }
 
+bool pl_expf_matches_libm(void) {
+    /* 0: not yet known, 1: yes, 2: no; racing first callers find the same */
+    static int known;
+    int k = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+    if (!k) {
+        k = 1;
+        /* 4096 arguments of each sign spread over the fast path's range
+         * (every exponent): well under a millisecond, once per process */
+        for (uint32_t u = 0; u < 0x42b00000u && k == 1; u += 0x42b00u)
+            for (uint32_t sign = 0; sign < 2; sign++) {
+                const uint32_t bits = u | sign << 31;
+                float x;
+                memcpy(&x, &bits, 4);
+                const float a = pl_expf_model(x), b = expf(x);
+                if (memcmp(&a, &b, 4)) k = 2;
+            }
+        __atomic_store_n(&known, k, __ATOMIC_RELEASE);
+    }
+    return k == 1;
+}
+
 /* The flash path's running maximum (*M) and sum (*S) stepped over the
  * scores w[0 .. n) first: w[p] becomes row p's V weight and ms[p] the
  * rescale before it (1: none), as pl_flash_step gives them.  The V fold
  * then runs in one ISA call (flash_rows_*) -- the same operations in the
- * same order as a row-by-row loop. */
-void pl_cpu_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) {
+ * same order as a row-by-row loop.  The ISA's flash_weights does these
+ * steps with a vector expf, where its expf is this libm's. */
+void pl_cpu_flash_weights(const pl_cpu_isa *isa, float *w, float *ms, int64_t n, float *M, float *S) {
+    if (isa->flash_weights && pl_expf_matches_libm()) {
+        isa->flash_weights(w, ms, n, M, S);
+        return;
+    }
     for (int64_t p = 0; p < n; p++) {
         float vs;
         if (!pl_flash_step(w[p], M, &ms[p], &vs)) ms[p] = 1.0f;
@@ -198,9 +225,9 @@ void pl_cpu_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) {
 }
 
 /* one head's whole fold from scratch: returns the sum S */
-static float flash_weights(float *w, float *ms, int64_t n) {
+static float flash_weights(const pl_cpu_isa *isa, float *w, float *ms, int64_t n) {
     float S = 0.0f, M = -INFINITY;
-    pl_cpu_flash_weights(w, ms, n, &M, &S);
+    pl_cpu_flash_weights(isa, w, ms, n, &M, &S);
     return S;
 }
 
@@ -218,7 +245,7 @@ static void attend_flash_pair(const attn_job *j, int64_t kvh, int64_t t, int64_t
     isa->dot_rows2_f16((const uint16_t *)j->k + kvh * j->hs, j->ps, n_kv, q16, q16 + hd, hd, w, wb);
     for (int64_t p = 0; p < n_kv; p++) w[p] *= ap->scale;
     for (int64_t p = 0; p < n_kv; p++) wb[p] *= ap->scale;
-    const float Sa = flash_weights(w, msa, n_kv), Sb = flash_weights(wb, msb, n_kv);
+    const float Sa = flash_weights(isa, w, msa, n_kv), Sb = flash_weights(isa, wb, msb, n_kv);
     memset(oa, 0, (size_t)(2 * hd) * sizeof(float));
     isa->flash_rows2_f16(w, msa, wb, msb, (const uint16_t *)j->v + kvh * j->hs, j->ps, n_kv, oa, oa + hd, hd);
     const float ia = Sa == 0.0f ? 0.0f : 1.0f / Sa, ib = Sb == 0.0f ? 0.0f : 1.0f / Sb;
@@ -252,7 +279,7 @@ static void attend_flash(const attn_job *j, int64_t kvh, int64_t t, int64_t h, f
     float S = 0.0f, M = -INFINITY;
     if (!f32c && isa->flash_rows_f16) {
         float *ms = w + j->cc->lim.n_ctx;
-        S = flash_weights(w, ms, n_kv);
+        S = flash_weights(isa, w, ms, n_kv);
         isa->flash_rows_f16(w, ms, (const uint16_t *)j->v + kvh * j->hs, j->ps, n_kv, o, hd);
     } else {
         for (int64_t p = 0; p < n_kv; p++) {

@@ -256,7 +256,7 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
                     kk->vec_dot_rows(hd, k0 + (size_t)(p0 + r) * j->k_row, j->k_row, qi, 0, &w[r], 0);
             for (; r < ni; r++) w[r] = kk->vec_dot(hd, k0 + (size_t)(p0 + r) * j->k_row, qi);
             for (r = 0; r < ni; r++) w[r] *= ap->scale;
-            pl_cpu_flash_weights(w, ms, ni, &M[i], &S[i]);
+            pl_cpu_flash_weights(isa, w, ms, ni, &M[i], &S[i]);
             if (f16)
                 isa->flash_rows_f16(w, ms, (const uint16_t *)(v0 + (size_t)p0 * j->v_row), (int64_t)(j->v_row / 2), ni, o[i], hd);
             else if (q8)

@@ -73,8 +73,9 @@ void pl_cpu_attention(pl_compute *c, const pl_attn_params *ap, const float *q, c
 /* a packed cache, or K and V of different types (cpu_attention_packed.c) */
 /* The flash path's running maximum and sum over n scores, continuing *M
  * and *S: w becomes the rows' V weights, ms their rescales (1: none) --
- * what the ISA's flash_rows_* folds take (cpu_attention.c). */
-void pl_cpu_flash_weights(float *w, float *ms, int64_t n, float *M, float *S);
+ * what the ISA's flash_rows_* folds take (cpu_attention.c); through the
+ * ISA's flash_weights where it has one. */
+void pl_cpu_flash_weights(const pl_cpu_isa *isa, float *w, float *ms, int64_t n, float *M, float *S);
 
 void pl_cpu_attention_packed(pl_compute *c, const pl_attn_params *ap, const float *q, const void *k_cache,
                              const void *v_cache, int64_t n_tok, int64_t pos0, float *out);

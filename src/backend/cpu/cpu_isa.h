@@ -70,6 +70,13 @@ typedef struct pl_cpu_isa {
      * flash_rows_f32.  NULL: callers decode the rows first. */
     void (*flash_rows_q8_0)(const float *vs, const float *ms, const void *x, int64_t stride, int64_t n_rows, float *y,
                             int64_t n);
+    /* The flash path's running maximum *M and sum *S stepped over the
+     * scores w[0 .. n): w[p] becomes row p's V weight and ms[p] the rescale
+     * before it (1: none) -- bit for bit pl_cpu_flash_weights's scalar loop
+     * of pl_flash_step (its expf being cpu_expf.h's pl_expf_model, which
+     * callers check against libm first), S summed in position order.
+     * NULL: callers run that loop. */
+    void (*flash_weights)(float *w, float *ms, int64_t n, float *M, float *S);
     /* flash_rows_f16 for two heads of a grouped-query group over the same
      * rows (weights vsa/msa into ya, vsb/msb into yb), each head's result
      * bit for bit the one-head kernel's; the rows are read once.  NULL

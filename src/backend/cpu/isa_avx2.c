@@ -13,6 +13,8 @@
 #include <math.h>
 
 #include "backend/cpu/cpu_erf.h"
+#include "backend/cpu/cpu_expf.h"
+#include "ops/ref.h"
 
 
 #define PL_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -230,6 +232,85 @@ PL_AVX2 static void a_flash_rows_f32(const float *vs, const float *ms, const flo
         }
 }
 
+/* flash_weights: v_flash_weights's steps (isa_avx512.c), 8 scores a step */
+PL_AVX2 static inline __m128 expf4_model(__m128 x) {
+    const __m256d xd = _mm256_cvtps_pd(x), inv = _mm256_set1_pd(PL_EXPF_INVLN2N), sh = _mm256_set1_pd(PL_EXPF_SHIFT);
+    const __m256d z = _mm256_fmadd_pd(inv, xd, sh);
+    const __m256i ki = _mm256_castpd_si256(z);
+    const __m256d r = _mm256_fmsub_pd(inv, xd, _mm256_sub_pd(z, sh));
+    const __m256i tab = _mm256_i64gather_epi64((const long long *)pl_expf_tab, _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8);
+    const __m256d s = _mm256_castsi256_pd(_mm256_add_epi64(tab, _mm256_slli_epi64(ki, 47)));
+    const __m256d p = _mm256_fmadd_pd(_mm256_set1_pd(PL_EXPF_C0), r, _mm256_set1_pd(PL_EXPF_C1));
+    const __m256d y = _mm256_fmadd_pd(p, _mm256_mul_pd(r, r),
+                                      _mm256_fmadd_pd(_mm256_set1_pd(PL_EXPF_C2), r, _mm256_set1_pd(1.0)));
+    return _mm256_cvtpd_ps(_mm256_mul_pd(y, s));
+}
+
+
+PL_AVX2 static void a_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) {
+    const __m256 ninf = _mm256_set1_ps(-INFINITY), one = _mm256_set1_ps(1.0f);
+    float m = *M, sum = *S;
+    int64_t p = 0;
+    for (; p + 8 <= n; p += 8) {
+        const __m256 x = _mm256_loadu_ps(w + p);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q))) {
+            for (int i = 0; i < 8; i++) {
+                float vs;
+                if (!pl_flash_step(w[p + i], &m, &ms[p + i], &vs)) ms[p + i] = 1.0f;
+                w[p + i] = vs;
+                const float rescaled = sum * ms[p + i];
+                sum = rescaled + vs;
+            }
+            continue;
+        }
+        /* inclusive prefix maximum, the earlier lanes always max_ps's second operand */
+        __m256 incl = x;
+        incl = _mm256_max_ps(incl, _mm256_blend_ps(_mm256_permutevar8x32_ps(incl, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6)), ninf, 0x01));
+        incl = _mm256_max_ps(incl, _mm256_blend_ps(_mm256_permutevar8x32_ps(incl, _mm256_setr_epi32(0, 0, 0, 1, 2, 3, 4, 5)), ninf, 0x03));
+        incl = _mm256_max_ps(incl, _mm256_blend_ps(_mm256_permutevar8x32_ps(incl, _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 3)), ninf, 0x0f));
+        const __m256 before = _mm256_max_ps(
+            _mm256_blend_ps(_mm256_permutevar8x32_ps(incl, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6)), ninf, 0x01),
+            _mm256_set1_ps(m));
+        const __m256 gt = _mm256_cmp_ps(x, before, _CMP_GT_OQ);
+        const __m256 arg = _mm256_blendv_ps(_mm256_sub_ps(x, before), _mm256_sub_ps(before, x), gt);
+        __m256 e = _mm256_set_m128(expf4_model(_mm256_extractf128_ps(arg, 1)), expf4_model(_mm256_castps256_ps128(arg)));
+        const __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(arg), 20), _mm256_set1_epi32(0x7ff));
+        int slow = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(top, _mm256_set1_epi32(PL_EXPF_TOP_LIMIT - 1))));
+        if (slow) {
+            float a[8], ev[8];
+            _mm256_storeu_ps(a, arg);
+            _mm256_storeu_ps(ev, e);
+            for (; slow; slow &= slow - 1) {
+                const int i = __builtin_ctz((unsigned)slow);
+                ev[i] = expf(a[i]);
+            }
+            e = _mm256_loadu_ps(ev);
+        }
+        _mm256_storeu_ps(ms + p, _mm256_blendv_ps(one, e, gt));
+        _mm256_storeu_ps(w + p, _mm256_blendv_ps(e, one, gt));
+        const float last = _mm256_cvtss_f32(_mm256_permutevar8x32_ps(incl, _mm256_set1_epi32(7)));
+        if (last > m) m = last;
+        /* the sum in position order, product and sum rounded apart */
+        if (!_mm256_movemask_ps(gt)) {
+            for (int i = 0; i < 8; i++) sum += w[p + i]; /* every rescale 1: sum * 1 is sum */
+        } else {
+            for (int i = 0; i < 8; i++) {
+                const float rescaled = sum * ms[p + i];
+                sum = rescaled + w[p + i];
+            }
+        }
+    }
+    for (; p < n; p++) {
+        float vs;
+        if (!pl_flash_step(w[p], &m, &ms[p], &vs)) ms[p] = 1.0f;
+        w[p] = vs;
+        const float rescaled = sum * ms[p];
+        sum = rescaled + vs;
+    }
+    *M = m;
+    *S = sum;
+}
+
 /* flash_rows2_f16: two heads, NV vectors each (16 ymm registers in all:
  * NV <= 4 leaves room for the row and the weights) */
 PL_AVX2 static inline __attribute__((always_inline)) void flash_chunk8x2(const float *vsa, const float *msa,
@@ -418,6 +499,7 @@ static const pl_cpu_isa avx2 = {
     .mad_round_f16 = a_mad_round_f16,
     .flash_rows_f16 = a_flash_rows_f16,
     .flash_rows2_f16 = a_flash_rows2_f16,
+    .flash_weights = a_flash_weights,
     .flash_rows_f32 = a_flash_rows_f32,
     .attn_scores_f32 = a_attn_scores_f32,
     .attn_values_f32 = a_attn_values_f32,

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "backend/cpu/cpu_erf.h"
+#include "backend/cpu/cpu_expf.h"
 
 
 #define PL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
@@ -406,6 +407,102 @@ PL_AVX512 static void v_flash_rows_q8_0(const float *vs, const float *ms, const 
     }
 }
 
+/* flash_weights: 16 scores a step.  Each lane's maximum before it (M
+ * before that position) is a prefix maximum over the block, started from
+ * *M; the e^x of every lane is cpu_expf.h's, in double lanes.  Equal
+ * scores pick the earlier one, as the scalar `s > M` does (either way the
+ * value is the same).  A block with a NaN score takes the scalar steps
+ * (a NaN would spread through the prefix maximum); lanes outside expf's
+ * fast path go to libm one by one. */
+PL_AVX512 static inline __m256 expf8_model(__m256 x, const __m512i t0, const __m512i t1, const __m512i t2,
+                                           const __m512i t3) {
+    const __m512d xd = _mm512_cvtps_pd(x), inv = _mm512_set1_pd(PL_EXPF_INVLN2N), sh = _mm512_set1_pd(PL_EXPF_SHIFT);
+    const __m512d z = _mm512_fmadd_pd(inv, xd, sh);
+    const __m512i ki = _mm512_castpd_si512(z);
+    const __m512d r = _mm512_fmsub_pd(inv, xd, _mm512_sub_pd(z, sh));
+    /* table entry ki mod 32: entries 0-15 and 16-31 by the low 4 bits, then bit 4 picks */
+    const __m512i lo = _mm512_permutex2var_epi64(t0, ki, t1), hi = _mm512_permutex2var_epi64(t2, ki, t3);
+    const __m512i tab = _mm512_mask_blend_epi64(_mm512_test_epi64_mask(ki, _mm512_set1_epi64(16)), lo, hi);
+    const __m512d s = _mm512_castsi512_pd(_mm512_add_epi64(tab, _mm512_slli_epi64(ki, 47)));
+    const __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(PL_EXPF_C0), r, _mm512_set1_pd(PL_EXPF_C1));
+    const __m512d y = _mm512_fmadd_pd(p, _mm512_mul_pd(r, r),
+                                      _mm512_fmadd_pd(_mm512_set1_pd(PL_EXPF_C2), r, _mm512_set1_pd(1.0)));
+    return _mm512_cvtpd_ps(_mm512_mul_pd(y, s));
+}
+
+PL_AVX512 static void v_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) {
+    const __m512i t0 = _mm512_loadu_si512(pl_expf_tab), t1 = _mm512_loadu_si512(pl_expf_tab + 8),
+                  t2 = _mm512_loadu_si512(pl_expf_tab + 16), t3 = _mm512_loadu_si512(pl_expf_tab + 24);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), one = _mm512_set1_ps(1.0f);
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    float m = *M, sum = *S;
+    int64_t p = 0;
+    for (; p + 16 <= n; p += 16) {
+        const __m512 x = _mm512_loadu_ps(w + p);
+        if (_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q)) {
+            for (int i = 0; i < 16; i++) {
+                float vs;
+                if (!pl_flash_step(w[p + i], &m, &ms[p + i], &vs)) ms[p + i] = 1.0f;
+                w[p + i] = vs;
+                const float rescaled = sum * ms[p + i];
+                sum = rescaled + vs;
+            }
+            continue;
+        }
+        /* inclusive prefix maximum: max_ps(a, b) returns b unless a > b,
+         * and b is always the earlier lanes' */
+        __m512 incl = x;
+        for (int k = 1; k < 16; k *= 2)
+            incl = _mm512_max_ps(incl, _mm512_mask_permutexvar_ps(ninf, (__mmask16)(0xffffu << k),
+                                                                   _mm512_sub_epi32(iota, _mm512_set1_epi32(k)), incl));
+        const __m512 before = _mm512_max_ps(
+            _mm512_mask_permutexvar_ps(ninf, (__mmask16)0xfffe, _mm512_sub_epi32(iota, _mm512_set1_epi32(1)), incl),
+            _mm512_set1_ps(m));
+        const __mmask16 gt = _mm512_cmp_ps_mask(x, before, _CMP_GT_OQ);
+        /* s > M: ms = e^(M - s), vs = 1; else ms = 1, vs = e^(s - M) */
+        const __m512 arg = _mm512_mask_sub_ps(_mm512_sub_ps(x, before), gt, before, x);
+        const __m256 e_lo = expf8_model(_mm512_castps512_ps256(arg), t0, t1, t2, t3);
+        const __m256 e_hi = expf8_model(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(arg), 1)), t0, t1, t2, t3);
+        __m512 e = _mm512_castpd_ps(
+            _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(e_lo)), _mm256_castps_pd(e_hi), 1));
+        const __m512i top = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(arg), 20), _mm512_set1_epi32(0x7ff));
+        __mmask16 slow = _mm512_cmp_epi32_mask(top, _mm512_set1_epi32(PL_EXPF_TOP_LIMIT), _MM_CMPINT_NLT);
+        if (slow) {
+            float a[16], ev[16];
+            _mm512_storeu_ps(a, arg);
+            _mm512_storeu_ps(ev, e);
+            for (; slow; slow &= (__mmask16)(slow - 1)) {
+                const int i = __builtin_ctz(slow);
+                ev[i] = expf(a[i]);
+            }
+            e = _mm512_loadu_ps(ev);
+        }
+        _mm512_storeu_ps(ms + p, _mm512_mask_blend_ps(gt, one, e));
+        _mm512_storeu_ps(w + p, _mm512_mask_blend_ps(gt, e, one));
+        const float last = _mm512_cvtss_f32(_mm512_permutexvar_ps(_mm512_set1_epi32(15), incl));
+        if (last > m) m = last;
+        /* the sum in position order; two statements, so that no compiler
+         * fuses the product and the sum (the reference rounds both) */
+        if (!gt) {
+            for (int i = 0; i < 16; i++) sum += w[p + i]; /* every rescale 1: sum * 1 is sum */
+        } else {
+            for (int i = 0; i < 16; i++) {
+                const float rescaled = sum * ms[p + i];
+                sum = rescaled + w[p + i];
+            }
+        }
+    }
+    for (; p < n; p++) {
+        float vs;
+        if (!pl_flash_step(w[p], &m, &ms[p], &vs)) ms[p] = 1.0f;
+        w[p] = vs;
+        const float rescaled = sum * ms[p];
+        sum = rescaled + vs;
+    }
+    *M = m;
+    *S = sum;
+}
+
 /* flash_rows2_f16: flash_chunk16's steps for two heads, 2 NV
  * accumulators in registers (the two heads' chains interleave, hiding
  * each other's conversion latency) */
@@ -599,6 +696,7 @@ static const pl_cpu_isa avx512 = {
     .mad_round_f16 = v_mad_round_f16,
     .flash_rows_f16 = v_flash_rows_f16,
     .flash_rows2_f16 = v_flash_rows2_f16,
+    .flash_weights = v_flash_weights,
     .flash_rows_f32 = v_flash_rows_f32,
     .flash_rows_q8_0 = v_flash_rows_q8_0,
     .dot_rows2_f16 = v_dot_rows2_f16,
