@@ -1137,6 +1137,7 @@ int main(void) {
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->axpy_rows_f16, "the NEON table lost axpy_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->dot_rows_f16, "the NEON table lost dot_rows_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->dot_rows2_f16, "the NEON table lost dot_rows2_f16");
+    CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->flash_weights, "the NEON table lost flash_weights");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->scale_round_f16,
               "the NEON table lost scale_round_f16");
     CHECK_MSG(!pl_cpu_isa_usable(pl_cpu_isa_neon()) || pl_cpu_isa_neon()->f16_dot_tier == PL_TIER_NEON,
