@@ -22,6 +22,7 @@
 
 #include "backend/cpu/cpu_compute.h"
 #include "backend/cpu/cpu_expf.h"
+#include "backend/cpu/cpu_flash_steps.h"
 #include "base/error.h"
 #include "base/half.h"
 #include "quant/types.h"
@@ -216,12 +217,7 @@ void pl_cpu_flash_weights(const pl_cpu_isa *isa, float *w, float *ms, int64_t n,
         isa->flash_weights(w, ms, n, M, S);
         return;
     }
-    for (int64_t p = 0; p < n; p++) {
-        float vs;
-        if (!pl_flash_step(w[p], M, &ms[p], &vs)) ms[p] = 1.0f;
-        w[p] = vs;
-        *S = *S * ms[p] + vs;
-    }
+    pl_flash_steps(w, ms, n, M, S);
 }
 
 /* one head's whole fold from scratch: returns the sum S */

@@ -14,6 +14,7 @@
 
 #include "backend/cpu/cpu_erf.h"
 #include "backend/cpu/cpu_expf.h"
+#include "backend/cpu/cpu_flash_steps.h"
 #include "ops/ref.h"
 
 
@@ -254,13 +255,7 @@ PL_AVX2 static void a_flash_weights(float *w, float *ms, int64_t n, float *M, fl
     for (; p + 8 <= n; p += 8) {
         const __m256 x = _mm256_loadu_ps(w + p);
         if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q))) {
-            for (int i = 0; i < 8; i++) {
-                float vs;
-                if (!pl_flash_step(w[p + i], &m, &ms[p + i], &vs)) ms[p + i] = 1.0f;
-                w[p + i] = vs;
-                const float rescaled = sum * ms[p + i];
-                sum = rescaled + vs;
-            }
+            pl_flash_steps(w + p, ms + p, 8, &m, &sum);
             continue;
         }
         /* inclusive prefix maximum, the earlier lanes always max_ps's second operand */
@@ -290,23 +285,9 @@ PL_AVX2 static void a_flash_weights(float *w, float *ms, int64_t n, float *M, fl
         _mm256_storeu_ps(w + p, _mm256_blendv_ps(e, one, gt));
         const float last = _mm256_cvtss_f32(_mm256_permutevar8x32_ps(incl, _mm256_set1_epi32(7)));
         if (last > m) m = last;
-        /* the sum in position order, product and sum rounded apart */
-        if (!_mm256_movemask_ps(gt)) {
-            for (int i = 0; i < 8; i++) sum += w[p + i]; /* every rescale 1: sum * 1 is sum */
-        } else {
-            for (int i = 0; i < 8; i++) {
-                const float rescaled = sum * ms[p + i];
-                sum = rescaled + w[p + i];
-            }
-        }
+        sum = pl_flash_block_sum(w + p, ms + p, 8, _mm256_movemask_ps(gt) != 0, sum);
     }
-    for (; p < n; p++) {
-        float vs;
-        if (!pl_flash_step(w[p], &m, &ms[p], &vs)) ms[p] = 1.0f;
-        w[p] = vs;
-        const float rescaled = sum * ms[p];
-        sum = rescaled + vs;
-    }
+    pl_flash_steps(w + p, ms + p, n - p, &m, &sum);
     *M = m;
     *S = sum;
 }

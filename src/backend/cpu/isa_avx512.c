@@ -15,6 +15,7 @@
 
 #include "backend/cpu/cpu_erf.h"
 #include "backend/cpu/cpu_expf.h"
+#include "backend/cpu/cpu_flash_steps.h"
 
 
 #define PL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
@@ -440,13 +441,7 @@ PL_AVX512 static void v_flash_weights(float *w, float *ms, int64_t n, float *M, 
     for (; p + 16 <= n; p += 16) {
         const __m512 x = _mm512_loadu_ps(w + p);
         if (_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q)) {
-            for (int i = 0; i < 16; i++) {
-                float vs;
-                if (!pl_flash_step(w[p + i], &m, &ms[p + i], &vs)) ms[p + i] = 1.0f;
-                w[p + i] = vs;
-                const float rescaled = sum * ms[p + i];
-                sum = rescaled + vs;
-            }
+            pl_flash_steps(w + p, ms + p, 16, &m, &sum);
             continue;
         }
         /* inclusive prefix maximum: max_ps(a, b) returns b unless a > b,
@@ -481,24 +476,9 @@ PL_AVX512 static void v_flash_weights(float *w, float *ms, int64_t n, float *M, 
         _mm512_storeu_ps(w + p, _mm512_mask_blend_ps(gt, e, one));
         const float last = _mm512_cvtss_f32(_mm512_permutexvar_ps(_mm512_set1_epi32(15), incl));
         if (last > m) m = last;
-        /* the sum in position order; two statements, so that no compiler
-         * fuses the product and the sum (the reference rounds both) */
-        if (!gt) {
-            for (int i = 0; i < 16; i++) sum += w[p + i]; /* every rescale 1: sum * 1 is sum */
-        } else {
-            for (int i = 0; i < 16; i++) {
-                const float rescaled = sum * ms[p + i];
-                sum = rescaled + w[p + i];
-            }
-        }
+        sum = pl_flash_block_sum(w + p, ms + p, 16, gt != 0, sum);
     }
-    for (; p < n; p++) {
-        float vs;
-        if (!pl_flash_step(w[p], &m, &ms[p], &vs)) ms[p] = 1.0f;
-        w[p] = vs;
-        const float rescaled = sum * ms[p];
-        sum = rescaled + vs;
-    }
+    pl_flash_steps(w + p, ms + p, n - p, &m, &sum);
     *M = m;
     *S = sum;
 }

@@ -15,6 +15,7 @@
 
 #include "backend/cpu/cpu_erf.h"
 #include "backend/cpu/cpu_expf.h"
+#include "backend/cpu/cpu_flash_steps.h"
 #include "base/half.h"
 #include "ops/ref.h"
 #include "quant/dot_f16_arm.h"
@@ -503,13 +504,7 @@ static void n_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) 
     for (; p + 4 <= n; p += 4) {
         const float32x4_t x = vld1q_f32(w + p);
         if (vminvq_u32(vceqq_f32(x, x)) == 0) {
-            for (int i = 0; i < 4; i++) {
-                float vs;
-                if (!pl_flash_step(w[p + i], &m, &ms[p + i], &vs)) ms[p + i] = 1.0f;
-                w[p + i] = vs;
-                const float rescaled = sum * ms[p + i];
-                sum = rescaled + vs;
-            }
+            pl_flash_steps(w + p, ms + p, 4, &m, &sum);
             continue;
         }
         /* inclusive prefix maximum, then each lane's maximum before it */
@@ -536,19 +531,9 @@ static void n_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) 
         vst1q_f32(w + p, vbslq_f32(gt, one, e));
         const float last = vgetq_lane_f32(incl, 3);
         if (last > m) m = last;
-        /* the sum in position order, product and sum rounded apart */
-        for (int i = 0; i < 4; i++) {
-            const float rescaled = sum * ms[p + i];
-            sum = rescaled + w[p + i];
-        }
+        sum = pl_flash_block_sum(w + p, ms + p, 4, vmaxvq_u32(gt) != 0, sum);
     }
-    for (; p < n; p++) {
-        float vs;
-        if (!pl_flash_step(w[p], &m, &ms[p], &vs)) ms[p] = 1.0f;
-        w[p] = vs;
-        const float rescaled = sum * ms[p];
-        sum = rescaled + vs;
-    }
+    pl_flash_steps(w + p, ms + p, n - p, &m, &sum);
     *M = m;
     *S = sum;
 }
