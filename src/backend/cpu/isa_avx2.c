@@ -247,7 +247,6 @@ PL_AVX2 static inline __m128 expf4_model(__m128 x) {
     return _mm256_cvtpd_ps(_mm256_mul_pd(y, s));
 }
 
-
 PL_AVX2 static void a_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) {
     const __m256 ninf = _mm256_set1_ps(-INFINITY), one = _mm256_set1_ps(1.0f);
     float m = *M, sum = *S;
