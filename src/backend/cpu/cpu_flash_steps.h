@@ -1,6 +1,6 @@
 /*
  * cpu_flash_steps.h -- the scalar pieces of the flash path's online
- * softmax that every flash_weights kernel (AVX2, AVX-512, NEON) and the
+ * softmax that every flash_weights kernel (AVX2, AVX-512) and the
  * portable loop share: pl_flash_step over a run of scores, and the running
  * sum over a block whose weights are already out.  The product and the sum
  * are two statements so that no compiler fuses them into one fma (clang

@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_erf.h"
-#include "backend/cpu/cpu_expf.h"
-#include "backend/cpu/cpu_flash_steps.h"
 #include "base/half.h"
 #include "ops/ref.h"
 #include "quant/dot_f16_arm.h"
@@ -482,62 +480,6 @@ static void n_gelu_erf(const float *x, float *y, int64_t n) {
     }
 }
 
-/* flash_weights: v_flash_weights's steps (isa_avx512.c), 4 scores a step,
- * cpu_expf.h's e^x in two double lanes per half */
-PL_ALWAYS_INLINE float64x2_t expf2_model(float64x2_t xd) {
-    const float64x2_t inv = vdupq_n_f64(PL_EXPF_INVLN2N), sh = vdupq_n_f64(PL_EXPF_SHIFT);
-    const float64x2_t z = vfmaq_f64(sh, inv, xd);
-    const uint64x2_t ki = vreinterpretq_u64_f64(z);
-    const float64x2_t r = vfmaq_f64(vnegq_f64(vsubq_f64(z, sh)), inv, xd);
-    const uint64_t t0 = pl_expf_tab[vgetq_lane_u64(ki, 0) & 31], t1 = pl_expf_tab[vgetq_lane_u64(ki, 1) & 31];
-    const uint64x2_t tab = vcombine_u64(vcreate_u64(t0), vcreate_u64(t1));
-    const float64x2_t s = vreinterpretq_f64_u64(vaddq_u64(tab, vshlq_n_u64(ki, 47)));
-    const float64x2_t p = vfmaq_f64(vdupq_n_f64(PL_EXPF_C1), vdupq_n_f64(PL_EXPF_C0), r);
-    const float64x2_t y = vfmaq_f64(vfmaq_f64(vdupq_n_f64(1.0), vdupq_n_f64(PL_EXPF_C2), r), p, vmulq_f64(r, r));
-    return vmulq_f64(y, s);
-}
-
-static void n_flash_weights(float *w, float *ms, int64_t n, float *M, float *S) {
-    const float32x4_t ninf = vdupq_n_f32(-INFINITY), one = vdupq_n_f32(1.0f);
-    float m = *M, sum = *S;
-    int64_t p = 0;
-    for (; p + 4 <= n; p += 4) {
-        const float32x4_t x = vld1q_f32(w + p);
-        if (vminvq_u32(vceqq_f32(x, x)) == 0) {
-            pl_flash_steps(w + p, ms + p, 4, &m, &sum);
-            continue;
-        }
-        /* inclusive prefix maximum, then each lane's maximum before it */
-        float32x4_t incl = vmaxq_f32(x, vextq_f32(ninf, x, 3));
-        incl = vmaxq_f32(incl, vextq_f32(ninf, incl, 2));
-        const float32x4_t before = vmaxq_f32(vextq_f32(ninf, incl, 3), vdupq_n_f32(m));
-        const uint32x4_t gt = vcgtq_f32(x, before);
-        const float32x4_t arg = vbslq_f32(gt, vsubq_f32(before, x), vsubq_f32(x, before));
-        float32x4_t e = vcombine_f32(vcvt_f32_f64(expf2_model(vcvt_f64_f32(vget_low_f32(arg)))),
-                                     vcvt_f32_f64(expf2_model(vcvt_high_f64_f32(arg))));
-        const uint32x4_t top = vandq_u32(vshrq_n_u32(vreinterpretq_u32_f32(arg), 20), vdupq_n_u32(0x7ff));
-        const uint32x4_t slow = vcgeq_u32(top, vdupq_n_u32(PL_EXPF_TOP_LIMIT));
-        if (vmaxvq_u32(slow)) {
-            float a[4], ev[4];
-            uint32_t sl[4];
-            vst1q_f32(a, arg);
-            vst1q_f32(ev, e);
-            vst1q_u32(sl, slow);
-            for (int i = 0; i < 4; i++)
-                if (sl[i]) ev[i] = expf(a[i]);
-            e = vld1q_f32(ev);
-        }
-        vst1q_f32(ms + p, vbslq_f32(gt, e, one));
-        vst1q_f32(w + p, vbslq_f32(gt, one, e));
-        const float last = vgetq_lane_f32(incl, 3);
-        if (last > m) m = last;
-        sum = pl_flash_block_sum(w + p, ms + p, 4, vmaxvq_u32(gt) != 0, sum);
-    }
-    pl_flash_steps(w + p, ms + p, n - p, &m, &sum);
-    *M = m;
-    *S = sum;
-}
-
 static const pl_cpu_isa neon = {
     .name = "neon",
     .f16_dot_tier = PL_TIER_NEON,
@@ -556,7 +498,6 @@ static const pl_cpu_isa neon = {
     .mad_round_f16 = n_mad_round_f16,
     .dot_rows2_f16 = n_dot_rows2_f16,
     .axpy_rows2_f16 = n_axpy_rows2_f16,
-    .flash_weights = n_flash_weights,
     .attn_scores_f32 = n_attn_scores_f32,
     .attn_values_f32 = n_attn_values_f32,
     .gelu_erf = n_gelu_erf,
