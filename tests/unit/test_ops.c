@@ -741,10 +741,9 @@ static void test_flash_weights(const pl_cpu_isa *isa) {
         total += k;
     }
     /* and chosen arguments: the edges of expf's fast path, and the one
-     * negative float (found by an exhaustive search here) whose e^x comes
-     * out one ulp off if r is formed by a multiply and a subtraction instead
-     * of glibc's fused multiply-subtract */
-    static const float chosen[] = {-0x1.f8cbb2p+5f, -0.0f, -0x1p-149f, -87.9f, -88.0f, -88.1f, -103.9f, -104.0f, -INFINITY};
+     * negative float whose e^x comes out one ulp off if r is formed by a
+     * multiply and a subtraction instead of glibc's fused multiply-subtract */
+    static const float chosen[] = {PL_EXPF_FUSED_R_ARG, -0.0f, -0x1p-149f, -87.9f, -88.0f, -88.1f, -103.9f, -104.0f, -INFINITY};
     const int64_t n_chosen = (int64_t)(sizeof chosen / sizeof *chosen);
     /* in a call of 32, so that they go through the vector lanes, not the tail */
     for (int64_t i = 0; i < 32; i++) w[i] = i < n_chosen ? chosen[i] : -1.0f;

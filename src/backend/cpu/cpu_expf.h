@@ -57,6 +57,11 @@ static const uint64_t pl_expf_tab[32] = {
 #define PL_EXPF_C2 0x1.62e42ff0c52d6p-6
 /* the fast path: (bits of x >> 20) & 0x7ff below this (|x| < 88) */
 #define PL_EXPF_TOP_LIMIT 0x42b
+/* The one negative float of the fast path whose e^x changes when r is
+ * formed by a multiply and a subtraction instead of one fused operation
+ * (an exhaustive search here): the argument that tells such an expf
+ * (Debian's arm64 glibc) from glibc's x86-64 FMA build. */
+#define PL_EXPF_FUSED_R_ARG (-0x1.f8cbb2p+5f)
 
 /* e^x as one vector lane computes it; libm's expf outside the fast path */
 static inline float pl_expf_model(float x) {
@@ -76,8 +81,8 @@ static inline float pl_expf_model(float x) {
 }
 
 /* Whether this C library's expf agrees with pl_expf_model, judged on a
- * spread of arguments over the fast path (every exponent, both signs);
- * computed once (cpu_attention.c). */
+ * spread of arguments over the fast path (every exponent, both signs) and
+ * PL_EXPF_FUSED_R_ARG; computed once (cpu_attention.c). */
 bool pl_expf_matches_libm(void);
 
 #endif

@@ -15,7 +15,6 @@
 #include "backend/cpu/cpu_erf.h"
 #include "backend/cpu/cpu_expf.h"
 #include "backend/cpu/cpu_flash_steps.h"
-#include "ops/ref.h"
 
 
 #define PL_AVX2 __attribute__((target("avx2,fma,f16c")))
