@@ -129,10 +129,11 @@ int pl_tp_step_json(pl_tool_parser *p) {
     case P_J_KEYSTR: {
         bool esc;
         size_t q = string_end(p, &esc);
-        if (q == (size_t)-1) {
-            if (p->text.len - p->pos > 256) return pl_tp_botch(p, "a key in a tool call is too long");
-            return R_WAIT;
-        }
+        /* the same limit whole or streamed: a reply must not parse
+         * differently depending on how it was cut into pieces */
+        const size_t klen = q == (size_t)-1 ? p->text.len - p->pos : q - p->pos;
+        if (klen > 256) return pl_tp_botch(p, "a key in a tool call is too long");
+        if (q == (size_t)-1) return R_WAIT;
         if (p->spec->name_is_key) {
             /* {"<name>": {arguments}}: the key opens the call, one per object */
             if (p->nkeys) return pl_tp_botch(p, "a tool call object with more than its function's key");

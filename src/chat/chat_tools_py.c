@@ -216,7 +216,9 @@ int pl_tp_step_py(pl_tool_parser *p) {
     case P_P_VALUE: {
         if (!pl_tp_skip_ws(p)) return R_WAIT;
         const size_t l = value_len(p);
-        if (!l) return p->text.len - p->pos > (1u << 20) ? pl_tp_botch(p, "a tool call's argument is too long") : R_WAIT;
+        /* the limit holds for a finished value too, so pieces and whole agree */
+        if ((l ? l : p->text.len - p->pos) > (1u << 20)) return pl_tp_botch(p, "a tool call's argument is too long");
+        if (!l) return R_WAIT;
         args_value(p, p->pos, p->pos + l);
         p->pos += l;
         if (p->st == P_BOTCHED) return R_IDLE;

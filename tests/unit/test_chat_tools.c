@@ -282,6 +282,13 @@ static void test_llama3(void) {
     parse_case(f, " <|python", " <|python");
     parse_case(f, "  {\"foo\": 1}", "BOTCH");
     parse_case(f, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Par", "BOTCH");
+    /* a key's length limit (256) holds whether the key came whole or in
+     * pieces (the fuzzer found a reply that passed whole, botched by bytes) */
+    char reply[400];
+    for (int klen = 256; klen <= 257; klen++) {
+        snprintf(reply, sizeof reply, "{\"name\": \"get_time\", \"%0*d\": {}}", klen, 0);
+        parse_case(f, reply, klen == 256 ? "-|get_time {}" : "BOTCH");
+    }
 }
 
 static void test_json_lists(void) {
