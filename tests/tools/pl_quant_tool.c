@@ -17,6 +17,10 @@
  *   pl_quant_tool types WHAT      lines "TYPE VEC_DOT_TYPE BLOCK VEC_DOT_BLOCK NEEDS_IMATRIX" of the
  *                                 types with a kernel WHAT: dot|decode|encode|act
  *   pl_quant_tool vec-dot-time TYPE W A N REPS [--tier T]   "ns_per_row X", best of REPS (bench only)
+ *   pl_quant_tool tile-time TYPE W A N REPS [--tier T]      "ns_per_dot X", the tile kernel over every
+ *                                                          row x activation row, best of REPS (bench only)
+ *   pl_quant_tool int8-peak                                one thread's int8 multiply-accumulates per second
+ *                                                          (x86 AVX-512 VNNI; the tiles' ceiling, bench only)
  *   pl_quant_tool tiers                                    the SIMD tiers this host runs
  *   pl_quant_tool batch FILE                               the commands above, one per line
  * Exit 0 on success/agreement, 1 on disagreement or error (one line why).
@@ -265,6 +269,99 @@ static int cmd_vec_dot_time(int argc, char **argv) {
     return 0;
 }
 
+/* The tile kernel (a prompt's or a verification pass's products): every
+ * weight row against every activation row, tile_cols activation rows at a
+ * time as pl_cpu_mm_rows walks them; ns per row x activation-row dot. */
+static int cmd_tile_time(int argc, char **argv) {
+    int t = type_arg(argv[2]);
+    if (t < 0) return 1;
+    const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
+    if (!k || !k->vec_dot_tile) return fail("no tile kernel (or tier unsupported) for", argv[2]);
+    int64_t n = atoll(argv[5]);
+    int reps = atoi(argv[6]);
+    size_t wn, an, wr = row_bytes((uint32_t)t, n), ar = row_bytes(pl_type_get((uint32_t)t)->vec_dot_type, n);
+    uint8_t *w = read_file(argv[3], &wn), *a = read_file(argv[4], &an);
+    if (!w || !a || !wr || !ar || reps <= 0 || wn % wr || an % ar) return fail("bad W/A rows", NULL);
+    size_t rows = wn / wr / (size_t)k->tile_rows * (size_t)k->tile_rows;
+    size_t cols = an / ar / (size_t)k->tile_cols * (size_t)k->tile_cols;
+    if (!rows || !cols) return fail("fewer rows than one tile", NULL);
+    float *y = malloc(rows * cols * sizeof(float));
+    if (!y) return fail("out of memory", NULL);
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        for (size_t c = 0; c < cols; c += (size_t)k->tile_cols)
+            for (size_t i = 0; i < rows; i += (size_t)k->tile_rows)
+                k->vec_dot_tile(n, w + i * wr, wr, a + c * ar, ar, y + c * rows + i, rows);
+        double dt = (now_ns() - t0) / (double)(rows * cols);
+        if (dt < best) best = dt;
+    }
+    printf("ns_per_dot %.2f tile %dx%d\n", best, k->tile_rows, k->tile_cols);
+    free(w), free(a), free(y);
+    return 0;
+}
+
+/* The ceiling the k-quant tiles are measured against: one thread's int8
+ * multiply-accumulates per second in the AVX-512 kernels' core step (a
+ * maddubs then a dpwssd: 64 products) and in one vpdpbusd (64 products),
+ * ten independent accumulators so that only throughput counts. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PL_PEAK_STEPS 200000000L
+#define PL_PEAK_ACC(c) __m512i c##0 = _mm512_set1_epi32(0), c##1 = _mm512_set1_epi32(1), c##2 = _mm512_set1_epi32(2), \
+    c##3 = _mm512_set1_epi32(3), c##4 = _mm512_set1_epi32(4), c##5 = _mm512_set1_epi32(5), c##6 = _mm512_set1_epi32(6), \
+    c##7 = _mm512_set1_epi32(7), c##8 = _mm512_set1_epi32(8), c##9 = _mm512_set1_epi32(9)
+#define PL_PEAK_SUM(c) _mm512_reduce_add_epi32(_mm512_add_epi32( \
+    _mm512_add_epi32(_mm512_add_epi32(c##0, c##1), _mm512_add_epi32(c##2, c##3)), \
+    _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c##4, c##5), _mm512_add_epi32(c##6, c##7)), _mm512_add_epi32(c##8, c##9))))
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int peak_pair(void) {
+    __m512i u = _mm512_set1_epi8(3), v = _mm512_set1_epi8(5), sc = _mm512_set1_epi16(7);
+    PL_PEAK_ACC(c);
+    for (long i = 0; i < PL_PEAK_STEPS / 10; i++) {
+        __asm__ volatile("" : "+v"(u), "+v"(v)); /* keeps the steps from being folded */
+#define PL_PAIR(x) x = _mm512_dpwssd_epi32(x, _mm512_maddubs_epi16(u, v), sc)
+        PL_PAIR(c0), PL_PAIR(c1), PL_PAIR(c2), PL_PAIR(c3), PL_PAIR(c4);
+        PL_PAIR(c5), PL_PAIR(c6), PL_PAIR(c7), PL_PAIR(c8), PL_PAIR(c9);
+#undef PL_PAIR
+    }
+    return PL_PEAK_SUM(c);
+}
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int peak_dpbusd(void) {
+    __m512i u = _mm512_set1_epi8(3), v = _mm512_set1_epi8(5);
+    PL_PEAK_ACC(c);
+    for (long i = 0; i < PL_PEAK_STEPS / 10; i++) {
+        __asm__ volatile("" : "+v"(u), "+v"(v));
+#define PL_BUSD(x) x = _mm512_dpbusd_epi32(x, u, v)
+        PL_BUSD(c0), PL_BUSD(c1), PL_BUSD(c2), PL_BUSD(c3), PL_BUSD(c4);
+        PL_BUSD(c5), PL_BUSD(c6), PL_BUSD(c7), PL_BUSD(c8), PL_BUSD(c9);
+#undef PL_BUSD
+    }
+    return PL_PEAK_SUM(c);
+}
+static int cmd_int8_peak(void) {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+        return fail("int8-peak needs AVX-512 VNNI, which this CPU lacks", NULL);
+    volatile int sink = 0;
+    double best_pair = 1e30, best_busd = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now_ns();
+        sink += peak_pair();
+        double t1 = now_ns();
+        sink += peak_dpbusd();
+        double t2 = now_ns();
+        if (t1 - t0 < best_pair) best_pair = t1 - t0;
+        if (t2 - t1 < best_busd) best_busd = t2 - t1;
+    }
+    (void)sink;
+    printf("maddubs+dpwssd_GMAC_per_s %.1f\n", 64.0 * PL_PEAK_STEPS / best_pair);
+    printf("dpbusd_GMAC_per_s %.1f\n", 64.0 * PL_PEAK_STEPS / best_busd);
+    return 0;
+}
+#else
+static int cmd_int8_peak(void) { return fail("int8-peak is an x86-64 (AVX-512 VNNI) measurement", NULL); }
+#endif
+
 static int cmd_cmp_bits(char **argv) {
     size_t na, nb;
     uint8_t *a = read_file(argv[2], &na), *b = read_file(argv[3], &nb);
@@ -379,6 +476,8 @@ static int run(int argc, char **argv) {
     if (!strcmp(c, "vec-dot") && argc >= 7) return cmd_vec_dot(argc, argv);
     if (!strcmp(c, "kv-store") && argc == 6) return cmd_kv_store(argv);
     if (!strcmp(c, "vec-dot-time") && argc >= 7) return cmd_vec_dot_time(argc, argv);
+    if (!strcmp(c, "tile-time") && argc >= 7) return cmd_tile_time(argc, argv);
+    if (!strcmp(c, "int8-peak") && argc == 2) return cmd_int8_peak();
     if (!strcmp(c, "cmp-bits") && argc == 4) return cmd_cmp_bits(argv);
     if (!strcmp(c, "cmp-dot") && argc >= 8) return cmd_cmp_dot(argc, argv);
     if (!strcmp(c, "types") && argc == 3) return cmd_types(argv);
