@@ -244,61 +244,80 @@ static double now_ns(void) {
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmd_vec_dot_time(int argc, char **argv) {
+/* The arguments the timing commands share: TYPE W A N REPS [--tier T],
+ * the two files read whole (a failure printed, NULL kernels returned). */
+typedef struct {
+    const pl_quant_kernel_set *k;
+    int64_t n;
+    int reps;
+    uint8_t *w, *a;
+    size_t wn, an, wr, ar; /* file sizes and row sizes */
+} timing_inputs;
+
+static bool timing_inputs_read(int argc, char **argv, timing_inputs *ti) {
+    memset(ti, 0, sizeof *ti);
     int t = type_arg(argv[2]);
-    if (t < 0) return 1;
-    const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
-    if (!k || !k->vec_dot) return fail("no vec_dot (or tier unsupported) for", argv[2]);
-    int64_t n = atoll(argv[5]);
-    int reps = atoi(argv[6]);
-    size_t wn, an, wr = row_bytes((uint32_t)t, n), ar = row_bytes(pl_type_get((uint32_t)t)->vec_dot_type, n);
-    uint8_t *w = read_file(argv[3], &wn), *a = read_file(argv[4], &an);
-    if (!w || !a || !wr || !ar || reps <= 0 || wn % wr || an % ar || wn / wr != an / ar) return fail("bad W/A rows", NULL);
-    size_t rows = wn / wr;
+    if (t < 0) return false;
+    ti->k = tier_kernels((uint32_t)t, argc, argv);
+    ti->n = atoll(argv[5]);
+    ti->reps = atoi(argv[6]);
+    ti->wr = row_bytes((uint32_t)t, ti->n);
+    ti->ar = row_bytes(pl_type_get((uint32_t)t)->vec_dot_type, ti->n);
+    ti->w = read_file(argv[3], &ti->wn);
+    ti->a = read_file(argv[4], &ti->an);
+    if (!ti->w || !ti->a || !ti->wr || !ti->ar || ti->reps <= 0 || ti->wn % ti->wr || ti->an % ti->ar) {
+        fail("bad W/A rows", NULL);
+        return false;
+    }
+    return true;
+}
+
+static int cmd_vec_dot_time(int argc, char **argv) {
+    timing_inputs ti;
+    bool ok = timing_inputs_read(argc, argv, &ti);
+    const pl_quant_kernel_set *k = ti.k;
+    if (ok && (!k || !k->vec_dot)) ok = !fail("no vec_dot (or tier unsupported) for", argv[2]);
+    if (ok && ti.wn / ti.wr != ti.an / ti.ar) ok = !fail("W and A differ in rows", NULL);
     double best = 1e30;
     volatile float sink = 0;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; ok && r < ti.reps; r++) {
+        size_t rows = ti.wn / ti.wr;
         double t0 = now_ns();
-        for (size_t i = 0; i < rows; i++) sink += k->vec_dot(n, w + i * wr, a + i * ar);
+        for (size_t i = 0; i < rows; i++) sink += k->vec_dot(ti.n, ti.w + i * ti.wr, ti.a + i * ti.ar);
         double dt = (now_ns() - t0) / (double)rows;
         if (dt < best) best = dt;
     }
     (void)sink;
-    printf("ns_per_row %.1f\n", best);
-    free(w), free(a);
-    return 0;
+    if (ok) printf("ns_per_row %.1f\n", best);
+    free(ti.w), free(ti.a);
+    return ok ? 0 : 1;
 }
 
 /* The tile kernel (a prompt's or a verification pass's products): every
  * weight row against every activation row, tile_cols activation rows at a
  * time as pl_cpu_mm_rows walks them; ns per row x activation-row dot. */
 static int cmd_tile_time(int argc, char **argv) {
-    int t = type_arg(argv[2]);
-    if (t < 0) return 1;
-    const pl_quant_kernel_set *k = tier_kernels((uint32_t)t, argc, argv);
-    if (!k || !k->vec_dot_tile) return fail("no tile kernel (or tier unsupported) for", argv[2]);
-    int64_t n = atoll(argv[5]);
-    int reps = atoi(argv[6]);
-    size_t wn, an, wr = row_bytes((uint32_t)t, n), ar = row_bytes(pl_type_get((uint32_t)t)->vec_dot_type, n);
-    uint8_t *w = read_file(argv[3], &wn), *a = read_file(argv[4], &an);
-    if (!w || !a || !wr || !ar || reps <= 0 || wn % wr || an % ar) return fail("bad W/A rows", NULL);
-    size_t rows = wn / wr / (size_t)k->tile_rows * (size_t)k->tile_rows;
-    size_t cols = an / ar / (size_t)k->tile_cols * (size_t)k->tile_cols;
-    if (!rows || !cols) return fail("fewer rows than one tile", NULL);
-    float *y = malloc(rows * cols * sizeof(float));
-    if (!y) return fail("out of memory", NULL);
+    timing_inputs ti;
+    bool ok = timing_inputs_read(argc, argv, &ti);
+    const pl_quant_kernel_set *k = ti.k;
+    if (ok && (!k || !k->vec_dot_tile)) ok = !fail("no tile kernel (or tier unsupported) for", argv[2]);
+    size_t rows = ok ? ti.wn / ti.wr / (size_t)k->tile_rows * (size_t)k->tile_rows : 0;
+    size_t cols = ok ? ti.an / ti.ar / (size_t)k->tile_cols * (size_t)k->tile_cols : 0;
+    if (ok && (!rows || !cols)) ok = !fail("fewer rows than one tile", NULL);
+    float *y = ok ? malloc(rows * cols * sizeof(float)) : NULL;
+    if (ok && !y) ok = !fail("out of memory", NULL);
     double best = 1e30;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; ok && r < ti.reps; r++) {
         double t0 = now_ns();
         for (size_t c = 0; c < cols; c += (size_t)k->tile_cols)
             for (size_t i = 0; i < rows; i += (size_t)k->tile_rows)
-                k->vec_dot_tile(n, w + i * wr, wr, a + c * ar, ar, y + c * rows + i, rows);
+                k->vec_dot_tile(ti.n, ti.w + i * ti.wr, ti.wr, ti.a + c * ti.ar, ti.ar, y + c * rows + i, rows);
         double dt = (now_ns() - t0) / (double)(rows * cols);
         if (dt < best) best = dt;
     }
-    printf("ns_per_dot %.2f tile %dx%d\n", best, k->tile_rows, k->tile_cols);
-    free(w), free(a), free(y);
-    return 0;
+    if (ok) printf("ns_per_dot %.2f tile %dx%d\n", best, k->tile_rows, k->tile_cols);
+    free(ti.w), free(ti.a), free(y);
+    return ok ? 0 : 1;
 }
 
 /* The ceiling the k-quant tiles are measured against: one thread's int8
