@@ -234,6 +234,10 @@
   async function send() {
     const text = $('input').value;
     if (running || (!text.trim() && !pending.length)) return;
+    if (pending.some((a) => a.loading)) {
+      note('an attachment is still being read: send again in a moment');
+      return;
+    }
     if (!conv()) newChat();
     const c = conv();
     c.messages.push({ role: 'user', content: text, attachments: pending.length ? pending : undefined });
@@ -329,7 +333,8 @@
   function renderPending() {
     const box = $('pending');
     box.textContent = '';
-    pending.forEach(function (a, k) {
+    pending.forEach(function (a) {
+      if (a.loading) return; /* shown once read */
       const s = document.createElement('span');
       s.className = 'att';
       if (a.kind === 'image') {
@@ -344,7 +349,8 @@
       x.type = 'button';
       x.textContent = '×';
       x.onclick = function () {
-        pending.splice(k, 1);
+        const k = pending.indexOf(a);
+        if (k >= 0) pending.splice(k, 1);
         renderPending();
       };
       s.appendChild(x);
@@ -358,11 +364,25 @@
       note(file.name + ': this server takes ' + (caps.vision && caps.audio ? 'images and audio' : caps.vision ? 'images' : caps.audio ? 'audio' : 'no attachments (it runs without --mmproj)'));
       return;
     }
+    /* the slot is taken now, so the attachments keep the order they were
+     * given in whichever read finishes first */
+    const slot = { kind: image ? 'image' : 'audio', name: file.name, loading: true };
+    pending.push(slot);
     const rd = new FileReader();
     rd.onload = function () {
       const url = String(rd.result);
-      if (image) pending.push({ kind: 'image', name: file.name, url: url });
-      else pending.push({ kind: 'audio', name: file.name, format: /mp3|mpeg/.test(file.type) ? 'mp3' : 'wav', data: url.slice(url.indexOf(',') + 1) });
+      if (image) slot.url = url;
+      else {
+        slot.format = /mp3|mpeg/.test(file.type) ? 'mp3' : 'wav';
+        slot.data = url.slice(url.indexOf(',') + 1);
+      }
+      delete slot.loading;
+      renderPending();
+    };
+    rd.onerror = function () {
+      const k = pending.indexOf(slot);
+      if (k >= 0) pending.splice(k, 1);
+      note(file.name + ': could not be read');
       renderPending();
     };
     rd.readAsDataURL(file);

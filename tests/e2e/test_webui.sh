@@ -17,8 +17,11 @@ CHROMIUM=$(command -v chromium || true)
 [ -n "$CHROMIUM" ] || { echo "FAIL: no chromium on the PATH (scripts/install-deps.sh installs Debian's)" >&2; exit 1; }
 serve_model "$PL_TMP/m.gguf" --shape tiny --type f16
 # images: the random-weight Qwen3-VL pair of the image tests, two small PNGs
+# and a large one (27 MB of noise: read for long enough that a small image
+# given after it is read first; it is never sent)
 . "$(dirname "$0")/vl_pair_lib.sh"
-convert -size 96x64 gradient:red-blue "$PL_TMP/a.png" && convert -size 64x48 gradient:yellow-green "$PL_TMP/b.png" ||
+convert -size 96x64 gradient:red-blue "$PL_TMP/a.png" && convert -size 64x48 gradient:yellow-green "$PL_TMP/b.png" &&
+    convert -size 3000x3000 xc: +noise Random -depth 8 "$PL_TMP/big.png" ||
     { echo "FAIL: ImageMagick could not make the test images" >&2; exit 1; }
 # audio: a random-weight Qwen3-ASR pair (1 layer, a 1-block tower) and a spoken clip
 "$BIN" synth --quiet --shape qwen3asr-0.6b --n-layer 1 --type f16 --seed 5 --untied --vocab "$VOCAB" \
@@ -44,7 +47,7 @@ KEY_PID=$SERVER_PID
 KEY_LOG=$SERVER_LOG
 serve_start main --model "$PL_TMP/m.gguf" --name tiny --ctx 4096 --parallel 2 -t 1
 
-BASE=$BASE KEY_BASE=$KEY_BASE VL_BASE=$VL_BASE ASR_BASE=$ASR_BASE SPEECH=$PL_TMP/speech.wav IMG_A=$PL_TMP/a.png IMG_B=$PL_TMP/b.png MODEL=tiny CHROMIUM=$CHROMIUM SHOT=$PL_BUILD/webui-screenshot.png NODE_PATH=$NODE_MODULES \
+BASE=$BASE KEY_BASE=$KEY_BASE VL_BASE=$VL_BASE ASR_BASE=$ASR_BASE SPEECH=$PL_TMP/speech.wav IMG_A=$PL_TMP/a.png IMG_B=$PL_TMP/b.png IMG_BIG=$PL_TMP/big.png MODEL=tiny CHROMIUM=$CHROMIUM SHOT=$PL_BUILD/webui-screenshot.png NODE_PATH=$NODE_MODULES \
     timeout 300 node "$(dirname "$0")/webui_browser.js" >"$PL_TMP/node.out" 2>"$PL_TMP/node.err"
 script_verdict $? "$PL_TMP/node.out" "the browser checks failed: $(tail -c 4000 "$PL_TMP/node.err")"
 ok

@@ -324,16 +324,29 @@ async function main() {
     check(await p5.$eval('#attach-label', (e) => !e.hidden), 'the page offers attachments when the server has an mmproj');
     check(await page.$eval('#attach-label', (e) => e.hidden), 'and not when it has none');
     await setSettings(p5, { temperature: 0, max_tokens: 8 });
-    await (await p5.$('#attach')).uploadFile(process.env.IMG_A);
-    const pasted = fs.readFileSync(process.env.IMG_B).toString('base64');
-    await p5.$eval('#input', (e, b64) => { // a paste of an image, as a person pastes a screenshot
-      const bin = atob(b64), bytes = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    // a paste of images, as a person pastes screenshots: [[name, path]...]
+    const paste = (files) => p5.$eval('#input', (e, list) => {
       const dt = new DataTransfer();
-      dt.items.add(new File([bytes], 'pasted.png', { type: 'image/png' }));
+      for (const [name, b64] of list) {
+        const bin = atob(b64), bytes = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        dt.items.add(new File([bytes], name, { type: 'image/png' }));
+      }
       e.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
-    }, pasted);
-    await p5.waitForFunction(() => document.querySelectorAll('#pending .att').length === 2, { timeout: 5000 }).catch(() => {});
+    }, files.map(([name, path]) => [name, fs.readFileSync(path).toString('base64')]));
+    const pendingReady = (n) => p5.waitForFunction((k) => document.querySelectorAll('#pending .att').length === k,
+      { timeout: 10000 }, n).catch(() => {});
+    // attachments keep the order they were given in, whichever file is read
+    // first: one paste of a large image and then a small one (read at once)
+    await paste([['big.png', process.env.IMG_BIG], ['small.png', process.env.IMG_B]]);
+    await pendingReady(2);
+    const order = await p5.$$eval('#pending .att img', (d) => d.map((i) => i.alt));
+    check(order.join(' ') === 'big.png small.png', 'attachments keep the order they were given in: ' + order.join(' '));
+    for (let i = 0; i < 4 && await p5.$('#pending .att button'); i++) await p5.click('#pending .att button');
+    check(await p5.$$eval('#pending .att', (d) => d.length) === 0, 'an attachment can be taken back');
+    await (await p5.$('#attach')).uploadFile(process.env.IMG_A);
+    await paste([['pasted.png', process.env.IMG_B]]);
+    await pendingReady(2);
     check(await p5.$$eval('#pending .att', (d) => d.length) === 2, 'a picked and a pasted image wait beside the message');
     await p5.click('#new-chat');
     await say(p5, 'What is in these pictures?');
