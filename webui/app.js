@@ -330,6 +330,13 @@
   }
 
   /* ---- attachments ---------------------------------------------------- */
+  /* an attachment taken out of the message being written (by the person,
+   * or because its file could not be read) */
+  function dropPending(a) {
+    const k = pending.indexOf(a);
+    if (k >= 0) pending.splice(k, 1);
+  }
+
   function renderPending() {
     const box = $('pending');
     box.textContent = '';
@@ -349,8 +356,7 @@
       x.type = 'button';
       x.textContent = '×';
       x.onclick = function () {
-        const k = pending.indexOf(a);
-        if (k >= 0) pending.splice(k, 1);
+        dropPending(a);
         renderPending();
       };
       s.appendChild(x);
@@ -380,8 +386,7 @@
       renderPending();
     };
     rd.onerror = function () {
-      const k = pending.indexOf(slot);
-      if (k >= 0) pending.splice(k, 1);
+      dropPending(slot);
       note(file.name + ': could not be read');
       renderPending();
     };

@@ -245,7 +245,10 @@ static double now_ns(void) {
 }
 
 /* The arguments the timing commands share: TYPE W A N REPS [--tier T],
- * the two files read whole (a failure printed, NULL kernels returned). */
+ * the two files read whole.  False (the reason printed) on a bad type,
+ * file or row count; ti->k may still be NULL when the tier has no kernels,
+ * which each command checks for the kernel it times.  The caller frees
+ * ti->w and ti->a either way. */
 typedef struct {
     const pl_quant_kernel_set *k;
     int64_t n;
@@ -278,10 +281,10 @@ static int cmd_vec_dot_time(int argc, char **argv) {
     const pl_quant_kernel_set *k = ti.k;
     if (ok && (!k || !k->vec_dot)) ok = !fail("no vec_dot (or tier unsupported) for", argv[2]);
     if (ok && ti.wn / ti.wr != ti.an / ti.ar) ok = !fail("W and A differ in rows", NULL);
+    const size_t rows = ok ? ti.wn / ti.wr : 0;
     double best = 1e30;
     volatile float sink = 0;
     for (int r = 0; ok && r < ti.reps; r++) {
-        size_t rows = ti.wn / ti.wr;
         double t0 = now_ns();
         for (size_t i = 0; i < rows; i++) sink += k->vec_dot(ti.n, ti.w + i * ti.wr, ti.a + i * ti.ar);
         double dt = (now_ns() - t0) / (double)rows;
