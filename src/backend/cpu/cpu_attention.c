@@ -198,11 +198,11 @@ bool pl_expf_matches_libm(void) {
                 const uint32_t bits = u | sign << 31;
                 float x;
                 memcpy(&x, &bits, 4);
-                const float a = pl_expf_model(x), b = expf(x);
+                const float a = pl_expf_model(x), b = pl_libm_expf(x);
                 if (memcmp(&a, &b, 4)) k = 2;
             }
         /* an expf whose r is not fused agrees everywhere else it looks */
-        const float odd = PL_EXPF_FUSED_R_ARG, a = pl_expf_model(odd), b = expf(odd);
+        const float odd = PL_EXPF_FUSED_R_ARG, a = pl_expf_model(odd), b = pl_libm_expf(odd);
         if (memcmp(&a, &b, 4)) k = 2;
         __atomic_store_n(&known, k, __ATOMIC_RELEASE);
     }

@@ -80,6 +80,15 @@ static inline float pl_expf_model(float x) {
     return (float)(y * s);
 }
 
+/* The C library's expf of x, called at run time.  A compiler folds expf of
+ * a constant argument into its own correctly rounded e^x (GCC through
+ * MPFR), which is not what the library computes: probing libm with a
+ * literal argument asks the compiler instead. */
+static inline float pl_libm_expf(float x) {
+    volatile float v = x;
+    return expf(v);
+}
+
 /* Whether this C library's expf agrees with pl_expf_model, judged on a
  * spread of arguments over the fast path (every exponent, both signs) and
  * PL_EXPF_FUSED_R_ARG; computed once (cpu_attention.c). */
