@@ -200,6 +200,19 @@ static void packed_flash_rows(const packed_job *j, int64_t kvh, int64_t t0, int6
     block_finish(nq, hd, o, S);
 }
 
+/* Asks for rows p .. p+n-1 of K and V (n <= 0: none) to be brought into
+ * the cache while the chunk before them is worked on: a chunk's scores,
+ * softmax and fold interrupt the reading of each stream, and a decode's
+ * scores kernel otherwise waits on its K rows (the loads of each row were
+ * the hottest instructions of a q8_0 decode at depth 4096). */
+static void prefetch_next(const char *k0, size_t k_row, const char *v0, size_t v_row, int64_t p, int64_t n) {
+    if (n <= 0) return;
+    const char *k = k0 + (size_t)p * k_row, *v = v0 + (size_t)p * v_row;
+    const size_t kb = (size_t)n * k_row, vb = (size_t)n * v_row;
+    for (size_t o = 0; o < kb; o += 64) __builtin_prefetch(k + o);
+    for (size_t o = 0; o < vb; o += 64) __builtin_prefetch(v + o);
+}
+
 /* Decoded V rows a chunk holds (floats, on the thread's stack). */
 #define PL_PACKED_VBUF 4096
 
@@ -231,6 +244,7 @@ static void packed_flash_block(const packed_job *j, int64_t kvh, int64_t t0, int
     const bool q8 = ap->v_type == PL_TYPE_Q8_0 && isa->flash_rows_q8_0;
     for (int64_t p0 = 0; p0 < rows; p0 += chunk) {
         const int64_t n = rows - p0 < chunk ? rows - p0 : chunk;
+        prefetch_next(k0, j->k_row, v0, j->v_row, p0 + n, rows - p0 - n < chunk ? rows - p0 - n : chunk);
         if (!f16 && !q8)
             for (int64_t r = 0; r < n; r++) j->vk->to_float(v0 + (size_t)(p0 + r) * j->v_row, vbuf + r * hd, hd);
         /* a prefill's queries share each K row: whole tiles of rows x
