@@ -207,10 +207,8 @@ static void packed_flash_rows(const packed_job *j, int64_t kvh, int64_t t0, int6
  * the hottest instructions of a q8_0 decode at depth 4096). */
 static void prefetch_next(const char *k0, size_t k_row, const char *v0, size_t v_row, int64_t p, int64_t n) {
     if (n <= 0) return;
-    const char *k = k0 + (size_t)p * k_row, *v = v0 + (size_t)p * v_row;
-    const size_t kb = (size_t)n * k_row, vb = (size_t)n * v_row;
-    for (size_t o = 0; o < kb; o += 64) __builtin_prefetch(k + o);
-    for (size_t o = 0; o < vb; o += 64) __builtin_prefetch(v + o);
+    pl_prefetch_bytes(k0 + (size_t)p * k_row, n * (int64_t)k_row);
+    pl_prefetch_bytes(v0 + (size_t)p * v_row, n * (int64_t)v_row);
 }
 
 /* Decoded V rows a chunk holds (floats, on the thread's stack). */

@@ -132,6 +132,15 @@ typedef struct pl_cpu_isa {
         }                                                                                                                 \
     } while (0)
 
+/* Asks for the 64-byte lines of the `bytes` bytes at p to be brought into
+ * the cache, to be read (kept in every level): the row kernels' prefetch
+ * ahead of a strided walk, the packed attention's ahead of its next chunk.
+ * A plain builtin, so that the ISA files' target-specific functions can
+ * inline it (on x86-64 it is prefetcht0, as _mm_prefetch T0). */
+static inline __attribute__((always_inline)) void pl_prefetch_bytes(const void *p, int64_t bytes) {
+    for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
+}
+
 /* queries a block of the non-causal attention kernels */
 #define PL_ATTN_QB 16
 

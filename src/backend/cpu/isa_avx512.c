@@ -141,11 +141,6 @@ PL_AVX512 static void v_axpy_f16(float a, const uint16_t *x, float *y, int64_t n
  * follow poorly, and attention has nothing else to overlap the misses. */
 #define PL_ROW_PREFETCH 24
 
-/* prefetch the 64-byte lines of `bytes` bytes at p */
-PL_AVX512 static inline void prefetch_row(const void *p, int64_t bytes) {
-    for (int64_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)p + o, _MM_HINT_T0);
-}
-
 /* axpy_rows_f16 on nv whole vectors (a compile-time count where inlined):
  * the accumulators stay in registers */
 PL_AVX512 __attribute__((always_inline)) static inline void axpy_rows_f16_full(const float *a, const uint16_t *x, int64_t stride,
@@ -154,7 +149,7 @@ PL_AVX512 __attribute__((always_inline)) static inline void axpy_rows_f16_full(c
     for (int v = 0; v < nv; v++) acc[v] = _mm512_loadu_ps(y + 16 * v);
     for (int64_t r = 0; r < n_rows; r++) {
         const uint16_t *xr = x + r * stride;
-        prefetch_row(xr + PL_ROW_PREFETCH * stride, 32 * nv);
+        pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 32 * nv);
         const __m512 va = _mm512_set1_ps(a[r]);
         for (int v = 0; v < nv; v++)
             acc[v] = _mm512_fmadd_ps(va, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(xr + 16 * v))), acc[v]);
@@ -183,7 +178,7 @@ PL_AVX512 static void v_axpy_rows_f16(const float *a, const uint16_t *x, int64_t
         for (int64_t r = 0; r < n_rows; r++) {
             const __m512 va = _mm512_set1_ps(a[r]);
             const uint16_t *xr = x + r * stride + c0;
-            prefetch_row(xr + PL_ROW_PREFETCH * stride, 2 * nc);
+            pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 2 * nc);
             for (int64_t v = 0; v < nv; v++) acc[v] = _mm512_fmadd_ps(va, load_f16(xr + 16 * v, m[v]), acc[v]);
         }
         for (int64_t v = 0; v < nv; v++) _mm512_mask_storeu_ps(y + c0 + 16 * v, m[v], acc[v]);
@@ -199,7 +194,7 @@ PL_AVX512 static void dot_rows_f16_128(const uint16_t *x, int64_t stride, int64_
                  q6 = load_f16(q + 96, 0xffff), q7 = load_f16(q + 112, 0xffff);
     for (int64_t r = 0; r < n_rows; r++) {
         const uint16_t *xr = x + r * stride;
-        prefetch_row(xr + PL_ROW_PREFETCH * stride, 256);
+        pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 256);
         __m512 s0 = _mm512_fmadd_ps(load_f16(xr, 0xffff), q0, _mm512_setzero_ps());
         __m512 s1 = _mm512_fmadd_ps(load_f16(xr + 16, 0xffff), q1, _mm512_setzero_ps());
         __m512 s2 = _mm512_fmadd_ps(load_f16(xr + 32, 0xffff), q2, _mm512_setzero_ps());
@@ -226,7 +221,7 @@ PL_AVX512 static void v_dot_rows_f16(const uint16_t *x, int64_t stride, int64_t 
     for (int64_t i = 0; i < n; i += 16) qv[i / 16] = load_f16(q + i, tail_mask(n - i));
     for (int64_t r = 0; r < n_rows; r++) {
         const uint16_t *xr = x + r * stride;
-        prefetch_row(xr + PL_ROW_PREFETCH * stride, 2 * n);
+        pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 2 * n);
         __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
         int64_t i = 0;
         for (; i + 64 <= n; i += 64) {
@@ -255,7 +250,7 @@ PL_AVX512 static void v_dot_rows2_f16(const uint16_t *x, int64_t stride, int64_t
     for (int v = 0; v < 8; v++) a[v] = load_f16(qa + 16 * v, 0xffff), b[v] = load_f16(qb + 16 * v, 0xffff);
     for (int64_t r = 0; r < n_rows; r++) {
         const uint16_t *xr = x + r * stride;
-        prefetch_row(xr + PL_ROW_PREFETCH * stride, 256);
+        pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 256);
         __m512 xv[8];
         for (int v = 0; v < 8; v++) xv[v] = load_f16(xr + 16 * v, 0xffff);
         __m512 s0 = _mm512_fmadd_ps(xv[0], a[0], _mm512_setzero_ps()), s1 = _mm512_fmadd_ps(xv[1], a[1], _mm512_setzero_ps());
@@ -282,7 +277,7 @@ PL_AVX512 static void v_axpy_rows2_f16(const float *wa, const float *wb, const u
     for (int v = 0; v < 8; v++) a[v] = _mm512_loadu_ps(ya + 16 * v), b[v] = _mm512_loadu_ps(yb + 16 * v);
     for (int64_t r = 0; r < n_rows; r++) {
         const uint16_t *xr = x + r * stride;
-        prefetch_row(xr + PL_ROW_PREFETCH * stride, 256);
+        pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 256);
         const __m512 va = _mm512_set1_ps(wa[r]), vb = _mm512_set1_ps(wb[r]);
         for (int v = 0; v < 8; v++) {
             const __m512 xv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(xr + 16 * v)));
@@ -540,7 +535,7 @@ PL_AVX512 static void v_flash_rows2_f16(const float *vsa, const float *msa, cons
 
 PL_AVX512_INLINE void prefetch_rows(const float *x, int64_t stride, int64_t n_rows, int64_t n) {
     for (int64_t r = 0; r < n_rows; r++)
-        for (int64_t o = 0; o < n; o += 16) _mm_prefetch((const char *)(x + r * stride + o), _MM_HINT_T0);
+        pl_prefetch_bytes(x + r * stride, n * (int64_t)sizeof(float));
 }
 
 /* scores of 8 rows at a time, one accumulator (16 queries) per row: a

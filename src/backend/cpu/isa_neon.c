@@ -183,10 +183,6 @@ static void n_axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
  * kv_dim elements apart, a stride the hardware prefetchers follow poorly. */
 #define PL_ROW_PREFETCH 16
 
-PL_ALWAYS_INLINE void prefetch_row(const void *p, int64_t bytes) {
-    for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
-}
-
 /* axpy_rows_f16 over 8 * n8 columns (n8 a constant where inlined, <= 8):
  * the columns' sums stay in registers over all the rows */
 PL_ALWAYS_INLINE void axpy_rows_cols8(const float *a, const uint16_t *x, int64_t stride, int64_t n_rows, float *y, const int n8) {
@@ -194,7 +190,7 @@ PL_ALWAYS_INLINE void axpy_rows_cols8(const float *a, const uint16_t *x, int64_t
     PL_UNROLL for (int v = 0; v < 2 * n8; v++) acc[v] = vld1q_f32(y + 4 * v);
     for (int64_t r = 0; r < n_rows; r++) {
         const uint16_t *xr = x + r * stride;
-        prefetch_row(xr + PL_ROW_PREFETCH * stride, 16 * n8);
+        pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 16 * n8);
         const float32x4_t va = vdupq_n_f32(a[r]);
         PL_UNROLL for (int v = 0; v < n8; v++) {
             const uint16x8_t h = vld1q_u16(xr + 8 * v);
@@ -247,7 +243,7 @@ static void n_dot_rows_f16(const uint16_t *x, int64_t stride, int64_t n_rows, co
         const uint16_t *xr[4];
         for (int k = 0; k < 4; k++) {
             xr[k] = x + (r + k) * stride;
-            prefetch_row(xr[k] + PL_ROW_PREFETCH * stride, 2 * n);
+            pl_prefetch_bytes(xr[k] + PL_ROW_PREFETCH * stride, 2 * n);
         }
         float *out = y + r;
         pl_f16_dot_core(n, xr, NULL, &qp, &out, 4, 1, 1);
@@ -275,8 +271,8 @@ static void n_dot_rows2_f16(const uint16_t *x, int64_t stride, int64_t n_rows, c
     int64_t r = 0;
     for (; r + 2 <= n_rows; r += 2) {
         const uint16_t *xr[2] = {x + r * stride, x + (r + 1) * stride};
-        prefetch_row(xr[0] + PL_ROW_PREFETCH * stride, 2 * n);
-        prefetch_row(xr[1] + PL_ROW_PREFETCH * stride, 2 * n);
+        pl_prefetch_bytes(xr[0] + PL_ROW_PREFETCH * stride, 2 * n);
+        pl_prefetch_bytes(xr[1] + PL_ROW_PREFETCH * stride, 2 * n);
         float *out[2] = {ya + r, yb + r};
         pl_f16_dot_core(n, xr, NULL, qp, out, 2, 2, 1);
     }
@@ -297,7 +293,7 @@ static void n_axpy_rows2_f16(const float *wa, const float *wb, const uint16_t *x
         PL_UNROLL for (int v = 0; v < 8; v++) acc_a[v] = vld1q_f32(ya + c + 4 * v), acc_b[v] = vld1q_f32(yb + c + 4 * v);
         for (int64_t r = 0; r < n_rows; r++) {
             const uint16_t *xr = x + r * stride + c;
-            prefetch_row(xr + PL_ROW_PREFETCH * stride, 64);
+            pl_prefetch_bytes(xr + PL_ROW_PREFETCH * stride, 64);
             const float32x4_t va = vdupq_n_f32(wa[r]), vb = vdupq_n_f32(wb[r]);
             PL_UNROLL for (int v = 0; v < 4; v++) {
                 const uint16x8_t h = vld1q_u16(xr + 8 * v);
@@ -387,7 +383,7 @@ static void n_attn_scores_f32(const float *qt, const float *x, int64_t stride, i
     int64_t r = 0;
     for (; r + 4 <= n_rows; r += 4) {
         if (r + 8 <= n_rows)
-            for (int k = 4; k < 8; k++) prefetch_row(x + (r + k) * stride, n * 4);
+            for (int k = 4; k < 8; k++) pl_prefetch_bytes(x + (r + k) * stride, n * 4);
         n_scores_rows(qt, x + r * stride, stride, 4, n, scale, s + r * PL_ATTN_QB, mx);
     }
     for (; r < n_rows; r++) n_scores_rows(qt, x + r * stride, stride, 1, n, scale, s + r * PL_ATTN_QB, mx);
