@@ -113,7 +113,11 @@ static void check_multi(pl_compute *c, const char *isa) {
 
 int main(void) {
     pl_rng_seed(&rng, 20261130);
-    const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512()};
+    /* (the NEON table carries the best ARM quant tier this CPU runs --
+     * neon, dotprod or i8mm -- and with it the i8mm tiles of 2 weight rows,
+     * whose leftover rows mul_mat must route as the x86 one-row tiles never
+     * make it) */
+    const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512(), pl_cpu_isa_neon()};
     static const uint32_t types[] = {PL_TYPE_Q8_0, PL_TYPE_Q2_K, PL_TYPE_Q3_K, PL_TYPE_Q4_K,
                                      PL_TYPE_Q5_K, PL_TYPE_Q6_K, PL_TYPE_F16,  PL_TYPE_Q4_0};
     int tested = 0;
