@@ -423,14 +423,19 @@ static void test_attention_full(void) {
             mine[n_mine++] = (inst){c, v->isa, v->nt};
         }
     }
-    /* under an emulator (the ARM64 tests run this under qemu and say so) the
-     * tower-sized case costs minutes for kernels the smaller cases already
-     * run on every tile and tail */
-    const bool emulated = getenv("PL_TEST_EMULATED") != NULL;
+    /* under an emulator (the ARM64 tests run this under qemu and say so) and
+     * under the sanitizers the tower-sized case costs minutes (141 s of
+     * this test's 234 under ASan) for kernels the smaller cases already run
+     * on every tile and tail; the release tree runs it */
+#ifdef PL_SANITIZE_BUILD
+    const bool small_only = true;
+#else
+    const bool small_only = getenv("PL_TEST_EMULATED") != NULL;
+#endif
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int mode = 0; mode < 4; mode++) {
             if (!(cases[ci][5] >> mode & 1)) continue;
-            if (emulated && cases[ci][3] * cases[ci][4] > 100000) continue;
+            if (small_only && cases[ci][3] * cases[ci][4] > 100000) continue;
             const int f16 = mode & 1, flash = mode >> 1;
             const int64_t nh = cases[ci][0], nkv = cases[ci][1], hd = cases[ci][2], n_tok = cases[ci][3], n_kv = cases[ci][4];
             const int64_t all = n_tok * nh * hd, kv_all = n_kv * nkv * hd;
