@@ -205,12 +205,7 @@ int main(void) {
     const pl_cpu_isa *all[] = {pl_cpu_isa_generic(), pl_cpu_isa_avx2(), pl_cpu_isa_avx512(), pl_cpu_isa_neon()};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (!pl_cpu_isa_usable(all[i])) continue;
-        /* PL_TEST_SKIP_GENERIC=1 (the ARM64 test, on its CPU models after
-         * the first): the generic table's code is the same on each model */
-        if (all[i] == pl_cpu_isa_generic() && getenv("PL_TEST_SKIP_GENERIC") && !strcmp(getenv("PL_TEST_SKIP_GENERIC"), "1")) {
-            fprintf(stderr, "note: PL_TEST_SKIP_GENERIC=1: the generic table is not tested in this run\n");
-            continue;
-        }
+        if (all[i] == pl_cpu_isa_generic() && pl_test_skip_generic()) continue;
         for (int nt = 1; nt <= 3; nt += 2) {
             pl_compute *c = NULL;
             CHECK(pl_cpu_compute_new(nt, all[i], &c) == POCKETLLM_OK);

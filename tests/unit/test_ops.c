@@ -71,18 +71,6 @@ static double share_off(const float *a, const float *b, int64_t n, double abs_to
     return (double)off / (double)n;
 }
 
-/* PL_TEST_SKIP_GENERIC=1: leave out the generic table.  The ARM64 test
- * runs this binary under qemu on three CPU models; the generic table's code
- * and its scalar quant tier are the same on each, so it runs on the
- * strictest (a Cortex-A53) only, and the other two spend their time on the
- * NEON table, whose quant tier is what differs between them. */
-static bool skip_generic(void) {
-    const char *e = getenv("PL_TEST_SKIP_GENERIC");
-    if (!e || strcmp(e, "1")) return false;
-    fprintf(stderr, "note: PL_TEST_SKIP_GENERIC=1: the generic table is not tested in this run\n");
-    return true;
-}
-
 static pl_compute *make(const pl_cpu_isa *isa, int nt) {
     pl_compute *c = NULL;
     CHECK(pl_cpu_compute_new(nt, isa, &c) == POCKETLLM_OK);
@@ -1158,7 +1146,7 @@ int main(void) {
             all[i] = NULL;
             continue;
         }
-        if (all[i] == pl_cpu_isa_generic() && skip_generic()) {
+        if (all[i] == pl_cpu_isa_generic() && pl_test_skip_generic()) {
             all[i] = NULL;
             continue;
         }
